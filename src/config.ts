@@ -1,0 +1,133 @@
+import { z } from 'zod'
+import type { Db, QueryHook } from './db/types.js'
+import { ConfigError, toIssues } from './errors.js'
+import type { AnyJob } from './jobs/define.js'
+import type { Hooks } from './jobs/hooks.js'
+import { schemaNameSchema } from './names.js'
+
+export interface DrainDefaults {
+  /** Longest a drain runs, ms, before the platform's own limit applies. Default 55 s. */
+  budgetMs: number
+  /** Handlers running at once per drain. Default 10. */
+  concurrency: number
+  /** Jobs claimed per statement. Default 50. */
+  batchSize: number
+  /** Kept free at the end of the budget to settle and answer. Default 1 s. */
+  safetyMarginMs: number
+  /** Extra lease beyond the deadline so a slow settle is not overtaken. Default 5 s. */
+  leaseGraceMs: number
+}
+
+export interface SluiceOptions {
+  /** A URL (`postgres://…`, `pglite:memory`, `pglite:<dir>`) or an adapter (fromPg, fromNeonPool, fromNeonHttp, fromPglite). */
+  database?: string | Db
+  jobs?: readonly AnyJob[]
+  /** Schema holding Sluice's tables. Default `sluice`, or SLUICE_SCHEMA. */
+  schema?: string
+  hooks?: Hooks | readonly Hooks[]
+  /** Sees every statement: for tracing and statement counting. */
+  onQuery?: QueryHook
+  /** Largest accepted job payload, bytes of JSON. Default 256 KiB. */
+  maxPayloadBytes?: number
+  drain?: Partial<DrainDefaults>
+  /** Where environment defaults come from. Default `process.env` where it exists. */
+  env?: Record<string, string | undefined>
+}
+
+export interface ResolvedConfig {
+  readonly database: string | Db
+  readonly schema: string
+  readonly jobs: ReadonlyMap<string, AnyJob>
+  readonly queues: readonly string[]
+  readonly hooks: readonly Hooks[]
+  readonly onQuery: QueryHook | undefined
+  readonly maxPayloadBytes: number
+  readonly drain: Readonly<DrainDefaults>
+}
+
+const drainSchema = z
+  .object({
+    budgetMs: z.number().int().positive().max(3_600_000),
+    concurrency: z.number().int().min(1).max(1000),
+    batchSize: z.number().int().min(1).max(10_000),
+    safetyMarginMs: z.number().int().min(0).max(60_000),
+    leaseGraceMs: z.number().int().min(0).max(600_000),
+  })
+  .strict()
+
+export const DRAIN_DEFAULTS: DrainDefaults = {
+  budgetMs: 55_000,
+  concurrency: 10,
+  batchSize: 50,
+  safetyMarginMs: 1_000,
+  leaseGraceMs: 5_000,
+}
+
+const isDb = (value: unknown): value is Db =>
+  typeof value === 'object' && value !== null && typeof (value as Db).query === 'function' && 'kind' in value
+
+const optionsSchema = z
+  .object({
+    database: z
+      .union([z.string().min(1), z.custom<Db>(isDb, 'must be a URL or a Sluice database adapter')])
+      .optional(),
+    jobs: z
+      .array(z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'))
+      .optional(),
+    schema: schemaNameSchema.optional(),
+    hooks: z
+      .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])
+      .optional(),
+    onQuery: z.function().optional(),
+    maxPayloadBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .optional(),
+    drain: drainSchema.partial().optional(),
+    env: z.record(z.string(), z.string().optional()).optional(),
+  })
+  .strict()
+
+function defaultEnv(): Record<string, string | undefined> {
+  return typeof process !== 'undefined' && process.env ? process.env : {}
+}
+
+/** Explicit options, then environment, then defaults; validated once and frozen. */
+export function resolveConfig(options: SluiceOptions): ResolvedConfig {
+  const parsed = optionsSchema.safeParse(options)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]
+    throw new ConfigError(
+      `Invalid Sluice options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  const env = options.env ?? defaultEnv()
+  const schema = options.schema ?? env.SLUICE_SCHEMA ?? 'sluice'
+  const schemaCheck = schemaNameSchema.safeParse(schema)
+  if (!schemaCheck.success)
+    throw new ConfigError(`Invalid SLUICE_SCHEMA "${schema}": ${schemaCheck.error.issues[0]?.message}`)
+  const database = options.database ?? env.DATABASE_URL
+  if (!database) {
+    throw new ConfigError('No database: pass `database` (a URL or an adapter) or set DATABASE_URL.')
+  }
+  const jobs = new Map<string, AnyJob>()
+  for (const job of options.jobs ?? []) {
+    if (jobs.has(job.name)) throw new ConfigError(`Two jobs are named "${job.name}".`)
+    jobs.set(job.name, job)
+  }
+  const hooks =
+    options.hooks === undefined ? [] : Array.isArray(options.hooks) ? options.hooks : [options.hooks]
+  return Object.freeze({
+    database,
+    schema,
+    jobs,
+    queues: [...new Set([...jobs.values()].map((job) => job.queue))].sort(),
+    hooks: Object.freeze([...(hooks as Hooks[])]),
+    onQuery: options.onQuery,
+    maxPayloadBytes: options.maxPayloadBytes ?? 256 * 1024,
+    drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
+  })
+}

@@ -1,0 +1,62 @@
+import { DatabaseError } from '../errors.js'
+
+/** PostgreSQL SQLSTATE codes Sluice reacts to. */
+export const PG = {
+  UNIQUE_VIOLATION: '23505',
+  UNDEFINED_TABLE: '42P01',
+  UNDEFINED_FUNCTION: '42883',
+  INVALID_SCHEMA_NAME: '3F000',
+  SERIALIZATION_FAILURE: '40001',
+  DEADLOCK_DETECTED: '40P01',
+  QUERY_CANCELED: '57014',
+  ADMIN_SHUTDOWN: '57P01',
+  CANNOT_CONNECT_NOW: '57P03',
+} as const
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+])
+
+function field(error: unknown, key: string): unknown {
+  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)[key] : undefined
+}
+
+/** Wraps whatever a driver threw into a DatabaseError carrying the SQLSTATE. */
+export function toDatabaseError(error: unknown): DatabaseError {
+  if (error instanceof DatabaseError) return error
+  const code = field(error, 'code')
+  const message = error instanceof Error ? error.message : String(error)
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    const unavailable = code.startsWith('08') || code === PG.CANNOT_CONNECT_NOW || code === PG.ADMIN_SHUTDOWN
+    return new DatabaseError(message, {
+      sqlState: code,
+      cause: error,
+      ...(unavailable ? { code: 'DATABASE_UNAVAILABLE' } : {}),
+    })
+  }
+  if (
+    (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
+    /ECONNREFUSED|connect ETIMEDOUT|getaddrinfo/.test(message)
+  ) {
+    const address = field(error, 'address')
+    const port = field(error, 'port')
+    const where = address ? ` at ${String(address)}${port ? `:${String(port)}` : ''}` : ''
+    return new DatabaseError(`Cannot reach PostgreSQL${where}: ${message}`, {
+      cause: error,
+      code: 'DATABASE_UNAVAILABLE',
+      hint: 'Is the server running and DATABASE_URL right? Leave DATABASE_URL unset to use the embedded database.',
+    })
+  }
+  return new DatabaseError(message, { cause: error })
+}
+
+export function sqlStateOf(error: unknown): string | undefined {
+  if (error instanceof DatabaseError) return error.sqlState
+  const code = field(error, 'code')
+  return typeof code === 'string' ? code : undefined
+}

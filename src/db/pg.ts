@@ -1,0 +1,59 @@
+import type { Pool, PoolClient } from 'pg'
+import { runOn } from './client.js'
+import { toDatabaseError } from './errors.js'
+import type { Db, Queryable, QueryResult } from './types.js'
+
+interface PoolLike {
+  query: Pool['query']
+  connect(): Promise<Pick<PoolClient, 'query' | 'release'>>
+  end(): Promise<void>
+}
+
+async function inTransaction<T>(pool: PoolLike, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  let client: Pick<PoolClient, 'query' | 'release'>
+  try {
+    client = await pool.connect()
+  } catch (error) {
+    throw toDatabaseError(error)
+  }
+  let failed: unknown
+  try {
+    await runOn(client, { text: 'BEGIN', values: [] })
+    const result = await fn({ query: (statement) => runOn(client, statement) })
+    await runOn(client, { text: 'COMMIT', values: [] })
+    return result
+  } catch (error) {
+    failed = error
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release(failed instanceof Error && /terminat|Connection/.test(failed.message) ? failed : undefined)
+  }
+}
+
+/**
+ * A Db over a node-postgres `Pool`, or a `Pool` from `@neondatabase/serverless`
+ * (its WebSocket driver has the same API). `close()` ends the pool only when `owned`.
+ */
+export function fromPg(pool: PoolLike, options: { kind?: 'pg' | 'neon-ws'; owned?: boolean } = {}): Db {
+  return {
+    kind: options.kind ?? 'pg',
+    interactiveTransactions: true,
+    query: (statement) => runOn(pool, statement),
+    batch: (statements) =>
+      inTransaction(pool, async (tx) => {
+        const results: QueryResult<Record<string, unknown>>[] = []
+        for (const statement of statements) results.push(await tx.query(statement))
+        return results
+      }),
+    transaction: (fn) => inTransaction(pool, fn),
+    async close() {
+      if (options.owned) await pool.end()
+    },
+  }
+}
+
+/** A Db over a Neon WebSocket `Pool` (interactive transactions included). */
+export function fromNeonPool(pool: PoolLike, options: { owned?: boolean } = {}): Db {
+  return fromPg(pool, { ...options, kind: 'neon-ws' })
+}

@@ -1,0 +1,32 @@
+import type { PGlite } from '@electric-sql/pglite'
+import { runOn } from './client.js'
+import { toDatabaseError } from './errors.js'
+import type { Db, QueryResult } from './types.js'
+
+type PGliteLike = Pick<PGlite, 'query' | 'transaction' | 'close'>
+
+/** A Db over an embedded PGlite instance. `close()` closes it only when `owned`. */
+export function fromPglite(db: PGliteLike, options: { owned?: boolean } = {}): Db {
+  const transaction: Db['transaction'] = async (fn) => {
+    try {
+      return await db.transaction((tx) => fn({ query: (statement) => runOn(tx, statement) }))
+    } catch (error) {
+      throw toDatabaseError(error)
+    }
+  }
+  return {
+    kind: 'pglite',
+    interactiveTransactions: true,
+    query: (statement) => runOn(db, statement),
+    batch: (statements) =>
+      transaction(async (tx) => {
+        const results: QueryResult<Record<string, unknown>>[] = []
+        for (const statement of statements) results.push(await tx.query(statement))
+        return results
+      }),
+    transaction,
+    async close() {
+      if (options.owned) await db.close()
+    },
+  }
+}

@@ -1,0 +1,223 @@
+import { z } from 'zod'
+import type { ResolvedConfig } from '../config.js'
+import type { Db } from '../db/types.js'
+import { toIssues, ValidationError } from '../errors.js'
+import type { HookRunner } from '../jobs/hooks.js'
+import { nameSchema } from '../names.js'
+import {
+  type ClaimedRow,
+  type Completion,
+  claim,
+  type Failure,
+  type HandBack,
+  READY_CAP,
+  settle,
+} from '../sql/index.js'
+import { type DurationBook, deadlineFrom, observedDurations } from './budget.js'
+import { execute } from './execute.js'
+
+export const drainOptionsSchema = z
+  .object({
+    queues: z.array(nameSchema).min(1).max(100).optional(),
+    budgetMs: z.number().int().positive().max(3_600_000).optional(),
+    maxJobs: z.number().int().positive().max(1_000_000).optional(),
+    concurrency: z.number().int().min(1).max(1000).optional(),
+    batchSize: z.number().int().min(1).max(10_000).optional(),
+    /** What the platform says is left (Lambda's getRemainingTimeInMillis()); caps the budget. */
+    platformRemainingMs: z.number().min(0).optional(),
+    /** Higher-priority drains are preferred by later admission features; recorded on the invocation. */
+    priority: z.number().int().min(-1000).max(1000).optional(),
+  })
+  .strict()
+
+export type DrainOptions = z.input<typeof drainOptionsSchema>
+
+export type StopReason = 'empty' | 'deadline' | 'maxJobs'
+
+export interface DrainSummary {
+  invocationId: string
+  queues: string[]
+  claimed: number
+  completed: number
+  /** Runs that threw or timed out: retried + deadLettered. */
+  failed: number
+  retried: number
+  deadLettered: number
+  expired: number
+  /** Claimed but not started before the deadline: back in the queue, attempt not counted. */
+  handedBack: number
+  /** Settles that matched no lease any more (another drain had re-claimed the job). */
+  lostLeases: number
+  /** Due jobs left in the drained queues, counted up to 1,000. */
+  remainingReady: number
+  stoppedBy: StopReason
+  durationMs: number
+}
+
+interface Batch {
+  completions: Completion[]
+  failures: Failure[]
+  handBacks: HandBack[]
+  expired: number
+}
+
+async function runBatch(
+  rows: ClaimedRow[],
+  config: ResolvedConfig,
+  hooks: HookRunner,
+  deadline: number,
+  concurrency: number,
+  durations: DurationBook,
+): Promise<Batch> {
+  const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
+  let next = 0
+  let outOfTime = false
+  const worker = async (): Promise<void> => {
+    while (next < rows.length) {
+      const row = rows[next++]!
+      const job = config.jobs.get(row.name)
+      if (outOfTime || (job && Date.now() + durations.expected(job.name, job.timeout) > deadline)) {
+        // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
+        outOfTime = true
+        batch.handBacks.push({ id: row.id, token: row.token, dueAt: row.due_at })
+        continue
+      }
+      const outcome = await execute(row, job, { hooks, deadline })
+      if (outcome.kind === 'failed') batch.failures.push(outcome.failure)
+      else {
+        batch.completions.push(outcome.completion)
+        if (outcome.kind === 'expired') batch.expired++
+        else if (outcome.completion.durationMs !== null)
+          durations.record(row.name, outcome.completion.durationMs)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker))
+  return batch
+}
+
+const byQueueOrder = (a: ClaimedRow, b: ClaimedRow): number =>
+  a.priority - b.priority || a.due_at.getTime() - b.due_at.getTime() || (BigInt(a.id) < BigInt(b.id) ? -1 : 1)
+
+/**
+ * One drain invocation: claim a batch, run it with bounded concurrency inside the time
+ * budget, settle it in one statement, repeat until the queues are empty, the deadline
+ * is near or maxJobs is reached. Costs two statements per batch plus one at the end.
+ */
+export async function drain(
+  db: Db,
+  t: string,
+  config: ResolvedConfig,
+  hooks: HookRunner,
+  input: DrainOptions = {},
+  durations: DurationBook = observedDurations,
+): Promise<DrainSummary> {
+  const parsed = drainOptionsSchema.safeParse(input)
+  if (!parsed.success) {
+    throw new ValidationError(
+      `Invalid drain options: ${parsed.error.issues[0]?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  const options = parsed.data
+  const started = Date.now()
+  const queues = [...new Set(options.queues ?? config.queues)]
+  const deadline = deadlineFrom({
+    now: started,
+    budgetMs: options.budgetMs ?? config.drain.budgetMs,
+    platformRemainingMs: options.platformRemainingMs,
+    safetyMarginMs: config.drain.safetyMarginMs,
+  })
+  const concurrency = options.concurrency ?? config.drain.concurrency
+  const batchSize = options.batchSize ?? Math.max(config.drain.batchSize, concurrency)
+  const maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY
+  const invocationId = `drn_${crypto.randomUUID()}`
+  const summary: DrainSummary = {
+    invocationId,
+    queues,
+    claimed: 0,
+    completed: 0,
+    failed: 0,
+    retried: 0,
+    deadLettered: 0,
+    expired: 0,
+    handedBack: 0,
+    lostLeases: 0,
+    remainingReady: 0,
+    stoppedBy: 'empty',
+    durationMs: 0,
+  }
+  if (queues.length === 0) {
+    summary.durationMs = Date.now() - started
+    return summary
+  }
+
+  let stop: StopReason | undefined
+  let pending: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
+  while (!stop) {
+    const limit = Math.min(batchSize, maxJobs - summary.claimed)
+    const { rows } = await db.query<ClaimedRow>(
+      claim(t, {
+        queues,
+        limit,
+        leaseMs: Math.max(0, deadline - Date.now()) + config.drain.leaseGraceMs,
+        invocationId,
+        invocationPriority: options.priority ?? 0,
+        jobsDone: summary.claimed,
+      }),
+    )
+    summary.claimed += rows.length
+    if (rows.length === 0) {
+      stop = 'empty'
+      break
+    }
+    rows.sort(byQueueOrder)
+    pending = await runBatch(rows, config, hooks, deadline, concurrency, durations)
+    if (pending.handBacks.length > 0 || deadline - Date.now() <= 0) stop = 'deadline'
+    else if (summary.claimed >= maxJobs) stop = 'maxJobs'
+    else if (rows.length < limit) stop = 'empty'
+    if (!stop) await settleBatch(db, t, pending, summary)
+  }
+  // The last batch (if any) settles together with the invocation's end.
+  await settleBatch(db, t, pending, summary, { invocationId, queues })
+  summary.stoppedBy = stop
+  summary.durationMs = Date.now() - started
+  return summary
+}
+
+async function settleBatch(
+  db: Db,
+  t: string,
+  batch: Batch,
+  summary: DrainSummary,
+  finish?: { invocationId: string; queues: string[] },
+): Promise<void> {
+  const { rows } = await db.query<{
+    completed: number
+    retried: number
+    dead: number
+    handed_back: number
+    ready: number | null
+  }>(
+    settle(t, {
+      completions: batch.completions,
+      failures: batch.failures,
+      handBacks: batch.handBacks,
+      ...(finish ? { finish } : {}),
+    }),
+  )
+  const result = rows[0]!
+  const matched = result.completed + result.retried + result.dead + result.handed_back
+  summary.completed += result.completed - batch.expired
+  summary.expired += batch.expired
+  summary.retried += result.retried
+  summary.deadLettered += result.dead
+  summary.failed += result.retried + result.dead
+  summary.handedBack += result.handed_back
+  summary.lostLeases += batch.completions.length + batch.failures.length + batch.handBacks.length - matched
+  if (result.ready !== null) summary.remainingReady = Math.min(READY_CAP, result.ready + result.handed_back)
+  batch.completions = []
+  batch.failures = []
+  batch.handBacks = []
+  batch.expired = 0
+}

@@ -1,0 +1,115 @@
+import { PermanentJobError, SluiceError } from '../errors.js'
+import type { AnyJob, JobContext } from '../jobs/define.js'
+import { backoffDelay } from '../jobs/define.js'
+import type { HookRunner } from '../jobs/hooks.js'
+import type { ClaimedRow, Completion, Failure } from '../sql/index.js'
+
+export type Outcome =
+  | { kind: 'completed'; completion: Completion }
+  | { kind: 'expired'; completion: Completion }
+  | { kind: 'failed'; failure: Failure; willRetry: boolean }
+
+export class JobTimeoutError extends Error {
+  constructor(ms: number, byDeadline: boolean) {
+    super(byDeadline ? `Stopped at the drain's deadline after ${ms} ms` : `Timed out after ${ms} ms`)
+    this.name = 'JobTimeoutError'
+  }
+}
+
+function describe(error: unknown): { name: string; message: string; code?: string } {
+  if (error instanceof SluiceError) return { name: error.name, message: error.message, code: error.code }
+  if (error instanceof Error) return { name: error.name, message: error.message.slice(0, 4000) }
+  return { name: 'Error', message: String(error).slice(0, 4000) }
+}
+
+/**
+ * Runs one claimed job to an outcome. Never throws: whatever the handler or a hook
+ * does, the job ends completed, expired or failed (and so retried or dead-lettered).
+ */
+export async function execute(
+  row: ClaimedRow,
+  job: AnyJob | undefined,
+  options: { hooks: HookRunner; deadline: number; now?: number },
+): Promise<Outcome> {
+  const started = Date.now()
+  const base = { id: row.id, token: row.token }
+  const fail = (error: unknown, permanent: boolean, delayMs: number): Outcome => {
+    const final = permanent || row.attempts >= row.max_attempts
+    return { kind: 'failed', failure: { ...base, error: describe(error), delayMs, final }, willRetry: !final }
+  }
+  if (!job) {
+    // Deployed code may not know this job yet (or any more): retry on the default schedule.
+    return fail(
+      new SluiceError('UNKNOWN_JOB', `No handler for job "${row.name}" in this deployment`),
+      false,
+      backoffDelay(
+        { maxAttempts: 5, baseDelayMs: 10_000, factor: 2, maxDelayMs: 600_000, jitter: 0.2 },
+        row.attempts,
+      ),
+    )
+  }
+  if (job.queueTimeout !== undefined && started - row.due_at.getTime() > job.queueTimeout) {
+    return { kind: 'expired', completion: { ...base, status: 'expired', durationMs: null } }
+  }
+  const parsed = job.input.safeParse(row.payload)
+  if (!parsed.success) {
+    return fail(
+      new SluiceError(
+        'INVALID_INPUT',
+        `Stored payload no longer matches the input schema: ${parsed.error.issues[0]?.message}`,
+      ),
+      true,
+      0,
+    )
+  }
+
+  const controller = new AbortController()
+  const byDeadline = options.deadline - started < job.timeout
+  const limit = Math.max(0, Math.min(job.timeout, options.deadline - started))
+  const aborted = new Promise<never>((_, reject) => {
+    controller.signal.addEventListener('abort', () => reject(new JobTimeoutError(limit, byDeadline)), {
+      once: true,
+    })
+  })
+  aborted.catch(() => {})
+  const timer = setTimeout(() => controller.abort(), limit)
+  const context: JobContext = {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    attempt: row.attempts,
+    maxAttempts: row.max_attempts,
+    enqueuedAt: row.enqueued_at,
+    signal: controller.signal,
+    deadline: new Date(started + limit),
+  }
+  const event = { job: job.name, queue: row.queue, input: parsed.data, context }
+  let ran = false
+  let result: unknown
+  try {
+    await options.hooks.before('beforeExecution', event)
+    result = await options.hooks.around('aroundExecution', event, async () => {
+      const value = await Promise.race([Promise.resolve().then(() => job.run(parsed.data, context)), aborted])
+      ran = true
+      return value
+    })
+  } catch (error) {
+    clearTimeout(timer)
+    if (!ran) {
+      const outcome = fail(error, error instanceof PermanentJobError, backoffDelay(job.retry, row.attempts))
+      await options.hooks.after(
+        'onFailure',
+        { ...event, error, willRetry: outcome.kind === 'failed' && outcome.willRetry },
+        job.name,
+      )
+      return outcome
+    }
+    // The handler succeeded and an around-hook threw afterwards: the job is done all the same.
+    options.hooks.fatal(error, { phase: 'execution-hook', job: job.name })
+  } finally {
+    clearTimeout(timer)
+  }
+  const durationMs = Date.now() - started
+  await options.hooks.after('afterExecution', { ...event, result, durationMs }, job.name)
+  return { kind: 'completed', completion: { ...base, status: 'completed', durationMs } }
+}

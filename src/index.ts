@@ -1,0 +1,42 @@
+export type { DrainDefaults, ResolvedConfig, SluiceOptions } from './config.js'
+export { clientDb, fromClient } from './db/client.js'
+export { connect } from './db/connect.js'
+export { PG } from './db/errors.js'
+export { instrument } from './db/instrument.js'
+export { fromNeonHttp } from './db/neon-http.js'
+export { fromNeonPool, fromPg } from './db/pg.js'
+export { fromPglite } from './db/pglite.js'
+export type { Db, DriverKind, Queryable, QueryEvent, QueryHook, QueryResult, Statement } from './db/types.js'
+export type { DrainOptions, DrainSummary, StopReason } from './drain/drain.js'
+export {
+  ConfigError,
+  ConflictError,
+  DatabaseError,
+  type ErrorCode,
+  type Issue,
+  PayloadTooLargeError,
+  PermanentJobError,
+  SluiceError,
+  UnknownJobError,
+  UnsupportedError,
+  ValidationError,
+} from './errors.js'
+export {
+  type AnyJob,
+  backoffDelay,
+  DEFAULT_PRIORITY,
+  DEFAULT_RETRY,
+  defineJob,
+  type JobContext,
+  type JobDefinition,
+  type JobInput,
+  type JobOptions,
+  MAX_PRIORITY,
+  MIN_PRIORITY,
+  type RetryPolicy,
+} from './jobs/define.js'
+export type { EnqueueOptions } from './jobs/enqueue.js'
+export type { EnqueueEvent, ExecutionEvent, Hooks } from './jobs/hooks.js'
+export type { MigrateResult } from './migrate/run.js'
+export { createSluice, type DeadLetterQuery, type EnqueueResult, type Sluice } from './sluice.js'
+export type { DeadLetterRow } from './sql/dead-letters.js'

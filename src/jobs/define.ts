@@ -1,0 +1,145 @@
+import { z } from 'zod'
+import { ConfigError, toIssues } from '../errors.js'
+import { nameSchema } from '../names.js'
+
+export const MIN_PRIORITY = 0
+export const MAX_PRIORITY = 32767
+/** Lower numbers run first; the default sits in the middle so jobs can go either side of it. */
+export const DEFAULT_PRIORITY = 16384
+export const DEFAULT_QUEUE = 'default'
+
+export const prioritySchema = z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY)
+
+/** What a handler is told about the job it runs. */
+export interface JobContext {
+  id: string
+  name: string
+  queue: string
+  /** 1 on the first run, 2 on the first retry, and so on. */
+  attempt: number
+  maxAttempts: number
+  enqueuedAt: Date
+  /** Fires at the job's timeout or the drain's deadline, whichever comes first. */
+  signal: AbortSignal
+  /** The moment `signal` fires at the latest. */
+  deadline: Date
+}
+
+export interface RetryPolicy {
+  /** Total runs including the first, 1..1000. Default 5. */
+  maxAttempts: number
+  /** Delay before the first retry, ms. Default 1 s. */
+  baseDelayMs: number
+  /** Each retry waits `factor` times longer than the previous one. Default 2. */
+  factor: number
+  /** The longest delay, ms. Default 1 h. */
+  maxDelayMs: number
+  /** Randomises each delay by ±jitter (0..1). Default 0.2. */
+  jitter: number
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 1_000,
+  factor: 2,
+  maxDelayMs: 3_600_000,
+  jitter: 0.2,
+}
+
+const retrySchema = z
+  .object({
+    maxAttempts: z.number().int().min(1).max(1000),
+    baseDelayMs: z.number().int().min(0),
+    factor: z.number().min(1).max(100),
+    maxDelayMs: z.number().int().min(0),
+    jitter: z.number().min(0).max(1),
+  })
+  .partial()
+  .strict()
+
+const definitionSchema = z
+  .object({
+    name: nameSchema,
+    queue: nameSchema.optional(),
+    input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema'),
+    retry: z.union([z.number().int().min(1).max(1000), retrySchema]).optional(),
+    timeout: z.number().int().positive().max(86_400_000).optional(),
+    queueTimeout: z.number().int().positive().optional(),
+    priority: prioritySchema.optional(),
+    run: z.custom<(...args: unknown[]) => unknown>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    ),
+  })
+  .passthrough()
+
+export interface JobOptions<S extends z.ZodType> {
+  name: string
+  /** Default `default`. */
+  queue?: string
+  input: S
+  /** Attempts (a number) or a full policy. */
+  retry?: number | Partial<RetryPolicy>
+  /** Longest a single run may take, ms. Default 30 s. The handler's signal fires then. */
+  timeout?: number
+  /** Longest a job may wait once due; beyond it the job is finished as expired, not run. */
+  queueTimeout?: number
+  /** Default priority of this job's enqueues (lower runs first). */
+  priority?: number
+  run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
+}
+
+export interface JobDefinition<S extends z.ZodType = z.ZodType> {
+  readonly kind: 'job'
+  readonly name: string
+  readonly queue: string
+  readonly input: S
+  readonly retry: RetryPolicy
+  readonly timeout: number
+  readonly queueTimeout: number | undefined
+  readonly priority: number
+  readonly run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
+}
+
+export type AnyJob = JobDefinition<z.ZodType>
+export type JobInput<J> = J extends JobDefinition<infer S> ? z.input<S> : never
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+/** Declares a job: its name, queue, input schema, retry policy, limits and handler. */
+export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefinition<S> {
+  const parsed = definitionSchema.safeParse(options)
+  if (!parsed.success) {
+    const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
+    throw new ConfigError(
+      `Invalid job definition${name}: ${parsed.error.issues[0]?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  const retry =
+    typeof options.retry === 'number'
+      ? { ...DEFAULT_RETRY, maxAttempts: options.retry }
+      : { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
+  return Object.freeze({
+    kind: 'job' as const,
+    name: options.name,
+    queue: options.queue ?? DEFAULT_QUEUE,
+    input: options.input,
+    retry: Object.freeze(retry),
+    timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
+    queueTimeout: options.queueTimeout,
+    priority: options.priority ?? DEFAULT_PRIORITY,
+    run: options.run,
+  })
+}
+
+/** The delay before the retry that follows failed attempt `attempt` (1-based). */
+export function backoffDelay(
+  policy: RetryPolicy,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
+  const raw = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** Math.max(0, attempt - 1))
+  const spread = raw * policy.jitter
+  return Math.max(0, Math.round(raw - spread + random() * 2 * spread))
+}

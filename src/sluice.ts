@@ -1,0 +1,189 @@
+import { type ResolvedConfig, resolveConfig, type SluiceOptions } from './config.js'
+import { connect } from './db/connect.js'
+import { instrument } from './db/instrument.js'
+import type { Db } from './db/types.js'
+import { type DrainOptions, type DrainSummary, drain } from './drain/drain.js'
+import { SluiceError, ValidationError } from './errors.js'
+import type { AnyJob, JobInput } from './jobs/define.js'
+import { type EnqueueOptions, insertMany, insertOne, prepare, resolveJob, target } from './jobs/enqueue.js'
+import { HookRunner } from './jobs/hooks.js'
+import { appliedVersions, latestVersion, type MigrateResult, migrate } from './migrate/run.js'
+import { quoteSchema } from './names.js'
+import {
+  type DeadLetterFilter,
+  type DeadLetterRow,
+  discardDeadLetters,
+  listDeadLetters,
+  retryDeadLetters,
+} from './sql/dead-letters.js'
+
+export interface EnqueueResult {
+  id: string
+}
+
+export interface DeadLetterQuery {
+  ids?: string[]
+  queue?: string
+  name?: string
+  /** At most this many per call. Default 100 for list, 1,000 for retry and discard. */
+  limit?: number
+  /** List only: ids below this one (paging). */
+  before?: string
+}
+
+export interface Sluice {
+  readonly config: ResolvedConfig
+  /** The database Sluice runs on (instrumented with `onQuery`). */
+  db(): Promise<Db>
+  migrate(): Promise<MigrateResult>
+  enqueue<J extends AnyJob>(
+    job: J | string,
+    input: JobInput<J>,
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult>
+  /** Many jobs of one kind in one statement; returns ids in input order. */
+  enqueueMany<J extends AnyJob>(
+    job: J | string,
+    inputs: readonly JobInput<J>[],
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult[]>
+  drain(options?: DrainOptions): Promise<DrainSummary>
+  deadLetters: {
+    list(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
+    retry(query: DeadLetterQuery | string): Promise<string[]>
+    discard(query: DeadLetterQuery | string): Promise<string[]>
+  }
+  close(): Promise<void>
+}
+
+const MAX_BULK = 10_000
+
+function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
+  const q = typeof query === 'string' ? { ids: [query] } : query
+  if (q.ids?.some((id) => !/^[0-9]{1,19}$/.test(id)))
+    throw new ValidationError('Dead letter ids are positive integers.')
+  const limit = q.limit ?? defaultLimit
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_BULK)
+    throw new ValidationError(`limit must be 1..${MAX_BULK}`)
+  return {
+    ...(q.ids ? { ids: q.ids } : {}),
+    ...(q.queue ? { queue: q.queue } : {}),
+    ...(q.name ? { name: q.name } : {}),
+    limit,
+  }
+}
+
+/** Creates a Sluice instance. Nothing connects until the first operation. */
+export function createSluice(options: SluiceOptions): Sluice {
+  const config = resolveConfig(options)
+  const hooks = new HookRunner(config.hooks)
+  const t = quoteSchema(config.schema)
+  let opened: Promise<Db> | undefined
+  const db = (): Promise<Db> => {
+    opened ??= (
+      typeof config.database === 'string' ? connect(config.database) : Promise.resolve(config.database)
+    ).then((raw) => instrument(raw, config.onQuery))
+    return opened
+  }
+
+  async function enqueueWith<R>(
+    job: AnyJob,
+    input: unknown,
+    run: () => Promise<R>,
+    id: (r: R) => string,
+  ): Promise<R> {
+    const event = { job: job.name, queue: job.queue, input, priority: job.priority }
+    await hooks.before('beforeEnqueue', event)
+    let written: R | undefined
+    try {
+      await hooks.around('aroundEnqueue', event, async () => {
+        written = await run()
+        return written
+      })
+    } catch (error) {
+      // An around-hook that throws after the job was written does not un-write it.
+      if (written === undefined) throw error
+      hooks.fatal(error, { phase: 'enqueue-hook', job: job.name })
+    }
+    await hooks.after('afterEnqueue', { ...event, id: id(written as R) }, job.name)
+    return written as R
+  }
+
+  const sluice: Sluice = {
+    config,
+    db,
+    async migrate() {
+      return migrate(await db(), config.schema)
+    },
+    async enqueue(jobOrName, input, opts = {}) {
+      const job = resolveJob(config.jobs, jobOrName)
+      const row = prepare(job, input, opts, config.maxPayloadBytes)
+      const on = target(await db(), opts.tx)
+      const id = await enqueueWith(
+        job,
+        input,
+        () => insertOne(on, t, row),
+        (x) => x,
+      )
+      return { id }
+    },
+    async enqueueMany(jobOrName, inputs, opts = {}) {
+      const job = resolveJob(config.jobs, jobOrName)
+      if (!Array.isArray(inputs)) throw new ValidationError('enqueueMany takes an array of inputs.')
+      const rows = inputs.map((input, i) => {
+        try {
+          return prepare(job, input, opts, config.maxPayloadBytes)
+        } catch (error) {
+          if (error instanceof SluiceError && error.issues) {
+            throw new ValidationError(
+              `Input ${i}: ${error.message}`,
+              error.issues.map((issue) => ({ ...issue, path: [i, ...issue.path] })),
+            )
+          }
+          throw error
+        }
+      })
+      const on = target(await db(), opts.tx)
+      const ids = await enqueueWith(
+        job,
+        inputs,
+        () => insertMany(on, t, rows),
+        (x) => x.join(','),
+      )
+      return ids.map((id) => ({ id }))
+    },
+    async drain(opts = {}) {
+      return drain(await db(), t, config, hooks, opts)
+    },
+    deadLetters: {
+      async list(query = {}) {
+        const { rows } = await (await db()).query<DeadLetterRow>(
+          listDeadLetters(t, {
+            ...deadLetterFilter(query, 100),
+            ...(query.before ? { before: query.before } : {}),
+          }),
+        )
+        return rows
+      },
+      async retry(query) {
+        const { rows } = await (await db()).query<{ id: string }>(
+          retryDeadLetters(t, deadLetterFilter(query, 1000)),
+        )
+        return rows.map((r) => r.id)
+      },
+      async discard(query) {
+        const { rows } = await (await db()).query<{ id: string }>(
+          discardDeadLetters(t, deadLetterFilter(query, 1000)),
+        )
+        return rows.map((r) => r.id)
+      },
+    },
+    async close() {
+      if (opened) await (await opened).close()
+      opened = undefined
+    },
+  }
+  return sluice
+}
+
+export { appliedVersions, latestVersion }

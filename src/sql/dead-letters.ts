@@ -1,0 +1,66 @@
+import type { Statement } from '../db/types.js'
+
+/** Which dead letters an operation applies to: explicit ids, or every one matching queue/name. */
+export interface DeadLetterFilter {
+  ids?: readonly string[]
+  queue?: string
+  name?: string
+  /** At most this many rows per call (bulk operations run in bounded slices). */
+  limit: number
+}
+
+export interface DeadLetterRow {
+  id: string
+  queue: string
+  name: string
+  payload: unknown
+  priority: number
+  attempts: number
+  max_attempts: number
+  enqueued_at: Date
+  failed_at: Date
+  last_error: { name?: string; message?: string; attempt?: number; at?: string } | null
+  errors: unknown[]
+}
+
+const WHERE = `($1::bigint[] IS NULL OR d.id = ANY($1::bigint[]))
+  AND ($2::text IS NULL OR d.queue = $2)
+  AND ($3::text IS NULL OR d.name = $3)`
+
+const values = (f: DeadLetterFilter): unknown[] => [f.ids ?? null, f.queue ?? null, f.name ?? null, f.limit]
+
+export function listDeadLetters(t: string, f: DeadLetterFilter & { before?: string }): Statement {
+  return {
+    text: `SELECT d.id::text AS id, d.queue, d.name, d.payload, d.priority, d.attempts, d.max_attempts, d.enqueued_at,
+       d.failed_at, d.last_error, d.errors
+FROM ${t}.dead_letters d
+WHERE ${WHERE} AND ($5::bigint IS NULL OR d.id < $5::bigint)
+ORDER BY d.id DESC
+LIMIT $4`,
+    values: [...values(f), f.before ?? null],
+  }
+}
+
+/** Moves dead letters back to their queue, due now, with attempts reset and history kept. */
+export function retryDeadLetters(t: string, f: DeadLetterFilter): Statement {
+  return {
+    text: `WITH moved AS (
+  DELETE FROM ${t}.dead_letters d
+  WHERE d.id IN (SELECT d.id FROM ${t}.dead_letters d WHERE ${WHERE} ORDER BY d.id LIMIT $4 FOR UPDATE SKIP LOCKED)
+  RETURNING d.*
+)
+INSERT INTO ${t}.jobs (id, queue, name, payload, priority, max_attempts, enqueued_at, last_error, errors)
+SELECT id, queue, name, payload, priority, max_attempts, enqueued_at, last_error, errors FROM moved
+RETURNING id::text AS id`,
+    values: values(f),
+  }
+}
+
+export function discardDeadLetters(t: string, f: DeadLetterFilter): Statement {
+  return {
+    text: `DELETE FROM ${t}.dead_letters d
+WHERE d.id IN (SELECT d.id FROM ${t}.dead_letters d WHERE ${WHERE} ORDER BY d.id LIMIT $4 FOR UPDATE SKIP LOCKED)
+RETURNING d.id::text AS id`,
+    values: values(f),
+  }
+}

@@ -1,0 +1,80 @@
+import pg from 'pg'
+import { inject, onTestFailed } from 'vitest'
+import { createSluice, type QueryEvent, type Sluice, type SluiceOptions } from '../../src/index.js'
+
+export const databaseUrl: string = inject('databaseUrl')
+
+let counter = 0
+/** A schema name no other test uses. */
+export function uniqueSchema(prefix = 't'): string {
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter++}`
+}
+
+export function pgPool(max = 4): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max })
+  pool.on('error', () => {})
+  return pool
+}
+
+/** Counts statements sent through the query hook. */
+export class StatementCounter {
+  events: QueryEvent[] = []
+  readonly hook = (event: QueryEvent): void => {
+    this.events.push(event)
+  }
+  get count(): number {
+    return this.events.length
+  }
+  reset(): void {
+    this.events = []
+  }
+}
+
+export interface TestSluice {
+  sluice: Sluice
+  schema: string
+  statements: StatementCounter
+  /** A pool for the test's own queries against the same database. */
+  admin: pg.Pool
+  /** Runs `text` against the test's schema (the schema is quoted as `$schema`). */
+  sql<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>
+  cleanup(): Promise<void>
+}
+
+/**
+ * A migrated Sluice on a fresh schema. The schema is dropped afterwards unless the test
+ * failed, so a failing test leaves its rows behind to look at.
+ */
+export async function makeSluice(
+  options: Omit<SluiceOptions, 'schema'> & { schema?: string },
+): Promise<TestSluice> {
+  const schema = options.schema ?? uniqueSchema()
+  const statements = new StatementCounter()
+  const sluice = createSluice({ database: databaseUrl, ...options, schema, onQuery: statements.hook })
+  await sluice.migrate()
+  statements.reset()
+  const admin = pgPool(2)
+  let failed = false
+  try {
+    onTestFailed(() => {
+      failed = true
+    })
+  } catch {
+    // Called from a hook rather than a test: cleanup always drops.
+  }
+  return {
+    sluice,
+    schema,
+    statements,
+    admin,
+    async sql(text, values = []) {
+      const { rows } = await admin.query(text.replaceAll('$schema', `"${schema}"`), values)
+      return rows
+    },
+    async cleanup() {
+      await sluice.close()
+      if (!failed) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await admin.end()
+    },
+  }
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/setup/postgres.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores: integration files run two at a time against one server.
+    maxWorkers: 2,
+    fileParallelism: true,
+  },
+})
