@@ -3,6 +3,11 @@ import type { Db, QueryHook } from './db/types.js'
 import { ConfigError, toIssues } from './errors.js'
 import type { AnyJob } from './jobs/define.js'
 import type { Hooks } from './jobs/hooks.js'
+import {
+  MAINTENANCE_DEFAULTS,
+  type MaintenanceOptions,
+  maintenanceOptionsSchema,
+} from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
 
 export interface DrainDefaults {
@@ -30,6 +35,7 @@ export interface SluiceOptions {
   /** Largest accepted job payload, bytes of JSON. Default 256 KiB. */
   maxPayloadBytes?: number
   drain?: Partial<DrainDefaults>
+  maintenance?: Partial<MaintenanceOptions>
   /** Where environment defaults come from. Default `process.env` where it exists. */
   env?: Record<string, string | undefined>
 }
@@ -43,6 +49,7 @@ export interface ResolvedConfig {
   readonly onQuery: QueryHook | undefined
   readonly maxPayloadBytes: number
   readonly drain: Readonly<DrainDefaults>
+  readonly maintenance: Readonly<MaintenanceOptions>
 }
 
 const drainSchema = z
@@ -86,6 +93,7 @@ const optionsSchema = z
       .max(64 * 1024 * 1024)
       .optional(),
     drain: drainSchema.partial().optional(),
+    maintenance: maintenanceOptionsSchema.optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
   })
   .strict()
@@ -129,5 +137,6 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     onQuery: options.onQuery,
     maxPayloadBytes: options.maxPayloadBytes ?? 256 * 1024,
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
+    maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),
   })
 }

@@ -37,6 +37,12 @@ export {
 } from './jobs/define.js'
 export type { EnqueueOptions } from './jobs/enqueue.js'
 export type { EnqueueEvent, ExecutionEvent, Hooks } from './jobs/hooks.js'
+export type {
+  MaintenanceOptions,
+  MaintenanceReport,
+  MaintenanceTask,
+  TaskReport,
+} from './maintain/maintain.js'
 export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type EnqueueResult, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'

@@ -7,6 +7,7 @@ import { SluiceError, ValidationError } from './errors.js'
 import type { AnyJob, JobInput } from './jobs/define.js'
 import { type EnqueueOptions, insertMany, insertOne, prepare, resolveJob, target } from './jobs/enqueue.js'
 import { HookRunner } from './jobs/hooks.js'
+import { coreTasks, type MaintenanceReport, maintain, validateTasks } from './maintain/maintain.js'
 import { appliedVersions, latestVersion, type MigrateResult, migrate } from './migrate/run.js'
 import { quoteSchema } from './names.js'
 import {
@@ -48,6 +49,8 @@ export interface Sluice {
     options?: EnqueueOptions,
   ): Promise<EnqueueResult[]>
   drain(options?: DrainOptions): Promise<DrainSummary>
+  /** Runs the maintenance tasks that are due; safe to call from overlapping cron deliveries. */
+  maintain(): Promise<MaintenanceReport>
   deadLetters: {
     list(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
     retry(query: DeadLetterQuery | string): Promise<string[]>
@@ -78,6 +81,8 @@ export function createSluice(options: SluiceOptions): Sluice {
   const config = resolveConfig(options)
   const hooks = new HookRunner(config.hooks)
   const t = quoteSchema(config.schema)
+  const tasks = coreTasks(config.maintenance)
+  validateTasks(tasks)
   let opened: Promise<Db> | undefined
   const db = (): Promise<Db> => {
     opened ??= (
@@ -154,6 +159,9 @@ export function createSluice(options: SluiceOptions): Sluice {
     },
     async drain(opts = {}) {
       return drain(await db(), t, config, hooks, opts)
+    },
+    async maintain() {
+      return maintain(await db(), t, tasks)
     },
     deadLetters: {
       async list(query = {}) {

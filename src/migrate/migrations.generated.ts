@@ -14,5 +14,13 @@ export const migrations: readonly Migration[] = [
       "CREATE INDEX dead_letters_queue ON :SLUICE_SCHEMA.dead_letters (queue, failed_at, id)",
       "-- Every running drain: the \"processes\" view of a system with no long-lived process.\nCREATE TABLE :SLUICE_SCHEMA.invocations (\n  id text PRIMARY KEY,\n  queues text[] NOT NULL,\n  priority integer NOT NULL DEFAULT 0,\n  started_at timestamptz NOT NULL DEFAULT now(),\n  expires_at timestamptz NOT NULL,\n  jobs_done integer NOT NULL DEFAULT 0\n)"
     ]
+  },
+  {
+    "version": 2,
+    "name": "0002_maintenance",
+    "statements": [
+      "-- Maintenance tasks run from cron, which may fire twice at once or not at all for a while.\n-- Each task runs when its slot is free: a caller takes the slot with one conditional upsert.\n\nCREATE TABLE :SLUICE_SCHEMA.maintenance (\n  task text PRIMARY KEY,\n  next_run_at timestamptz NOT NULL,\n  last_started_at timestamptz NOT NULL DEFAULT now(),\n  last_rows integer,\n  last_error text\n)",
+      "-- Jobs on their last attempt: maintenance finds those whose lease ran out without walking the\n-- queue. Only last attempts enter this index, so healthy first runs pay nothing for it.\nCREATE INDEX jobs_last_attempt ON :SLUICE_SCHEMA.jobs (run_at) WHERE lease_token IS NOT NULL AND attempts >= max_attempts"
+    ]
   }
 ]

@@ -28,7 +28,8 @@ export interface ClaimedRow {
  * Claims up to `limit` due jobs across `queues` in (priority, run_at, id) order, in one
  * statement: each queue is walked on the claim index with FOR UPDATE SKIP LOCKED, the
  * winners get a fresh lease token, one more attempt and an invisibility window, and the
- * drain's invocation lease is registered or renewed on the way.
+ * drain's invocation lease is registered or renewed on the way. A job with no attempts
+ * left whose lease ran out is never claimed again: maintenance dead-letters it.
  */
 export function claim(t: string, p: ClaimParams): Statement {
   return {
@@ -42,7 +43,7 @@ export function claim(t: string, p: ClaimParams): Statement {
   CROSS JOIN LATERAL (
     SELECT j.id, j.priority, j.run_at
     FROM ${t}.jobs j
-    WHERE j.queue = q.queue AND j.run_at <= now()
+    WHERE j.queue = q.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
     ORDER BY j.priority, j.run_at, j.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
