@@ -59,6 +59,7 @@ export async function migrate(
       // Another process applied it while we waited for the lock; anything else is a real failure.
       if (sqlStateOf(error) !== PG.UNIQUE_VIOLATION) throw error
       if (!(await appliedVersions(db, schema)).includes(migration.version)) throw error
+      done.add(migration.version)
     }
   }
   return { applied, version: Math.max(0, ...done, ...applied) }

@@ -1,0 +1,317 @@
+import { afterEach, describe, expect, test } from 'vitest'
+import { z } from 'zod'
+import { backoffDelay, defineJob, type Hooks, PermanentJobError } from '../../src/index.js'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
+
+let env: TestSluice | undefined
+afterEach(async () => {
+  await env?.cleanup()
+  env = undefined
+})
+
+const noop = defineJob({ name: 'noop', input: z.object({ n: z.number() }), run: () => {} })
+
+describe('statement counts', () => {
+  test('a drain costs two statements per batch plus one', async () => {
+    env = await makeSluice({ jobs: [noop], drain: { batchSize: 10 } })
+    const { sluice, statements } = env
+    await sluice.enqueueMany(
+      noop,
+      Array.from({ length: 35 }, (_, n) => ({ n })),
+    )
+    statements.reset()
+    const summary = await sluice.drain()
+    expect(summary).toMatchObject({ claimed: 35, completed: 35, stoppedBy: 'empty' })
+    // 4 batches (10, 10, 10, 5): claim + settle each, the last settle also ends the invocation.
+    expect(statements.count).toBe(8)
+    statements.reset()
+    expect(await sluice.drain()).toMatchObject({ claimed: 0, stoppedBy: 'empty' })
+    expect(statements.count).toBe(2)
+  })
+
+  test('enqueueMany of 10,000 inputs is one statement', async () => {
+    env = await makeSluice({ jobs: [noop] })
+    const ids = await env.sluice.enqueueMany(
+      noop,
+      Array.from({ length: 10_000 }, (_, n) => ({ n })),
+    )
+    expect(env.statements.count).toBe(1)
+    expect(ids).toHaveLength(10_000)
+    const rows = await env.sql<{ id: string; n: number }>(
+      `SELECT j.id::text AS id, (j.payload->>'n')::int AS n FROM $schema.jobs j ORDER BY j.id`,
+    )
+    expect(rows.map((r) => r.id)).toEqual(ids.map((r) => r.id))
+    expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 10_000 }, (_, n) => n))
+  })
+})
+
+describe('priority and scheduling', () => {
+  test('lower priority numbers run first; delayed jobs wait', async () => {
+    const order: string[] = []
+    const job = defineJob({ name: 'ordered', input: z.string(), run: (s) => void order.push(s) })
+    env = await makeSluice({ jobs: [job], drain: { concurrency: 1 } })
+    await env.sluice.enqueue(job, 'mid')
+    await env.sluice.enqueue(job, 'late', { delay: 60_000 })
+    await env.sluice.enqueue(job, 'urgent', { priority: 0 })
+    await env.sluice.enqueue(job, 'lazy', { priority: 32767 })
+    await env.sluice.enqueue(job, 'past', { runAt: new Date(Date.now() - 1000) })
+    const summary = await env.sluice.drain()
+    // Equal priorities run in due order: 'past' was due before 'mid'.
+    expect(order).toEqual(['urgent', 'past', 'mid', 'lazy'])
+    expect(summary.remainingReady).toBe(0)
+    const [late] = await env.sql<{ wait: number }>(
+      `SELECT extract(epoch FROM run_at - now())::float8 AS wait FROM $schema.jobs`,
+    )
+    expect(late!.wait).toBeGreaterThan(55)
+  })
+})
+
+describe('retries and dead letters', () => {
+  test('backoff follows the policy, then the job dead-letters after exactly maxAttempts', async () => {
+    let runs = 0
+    const policy = { maxAttempts: 4, baseDelayMs: 2_000, factor: 3, maxDelayMs: 10_000, jitter: 0.25 }
+    const flaky = defineJob({
+      name: 'flaky',
+      input: z.object({}),
+      retry: policy,
+      run: (_input, ctx) => {
+        runs++
+        throw new Error(`failure ${ctx.attempt}`)
+      },
+    })
+    env = await makeSluice({ jobs: [flaky] })
+    const { id } = await env.sluice.enqueue(flaky, {})
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      expect(await env.sluice.drain()).toMatchObject({ claimed: 1, failed: 1, retried: 1 })
+      const [row] = await env.sql<{ delay_ms: number; attempts: number; token: string | null }>(
+        `SELECT (extract(epoch FROM run_at - now()) * 1000)::float8 AS delay_ms, attempts, lease_token AS token FROM $schema.jobs WHERE id = $1`,
+        [id],
+      )
+      const nominal = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** (attempt - 1))
+      expect(row!.attempts).toBe(attempt)
+      expect(row!.token).toBeNull()
+      expect(row!.delay_ms).toBeGreaterThan(nominal * 0.75 - 500)
+      expect(row!.delay_ms).toBeLessThanOrEqual(nominal * 1.25 + 10)
+      // Nothing runs before its time...
+      expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
+      // ...then the test moves the clock for this job instead of sleeping.
+      await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [id])
+    }
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 1, deadLettered: 1, retried: 0 })
+    expect(runs).toBe(4)
+    expect(await env.sql(`SELECT 1 FROM $schema.jobs`)).toHaveLength(0)
+    const [dead] = await env.sluice.deadLetters.list()
+    expect(dead).toMatchObject({
+      id,
+      attempts: 4,
+      name: 'flaky',
+      last_error: { message: 'failure 4', attempt: 4 },
+    })
+    expect(dead!.errors.map((e) => (e as { message: string }).message)).toEqual([
+      'failure 1',
+      'failure 2',
+      'failure 3',
+      'failure 4',
+    ])
+  })
+
+  test('backoffDelay caps and jitters', () => {
+    const policy = { maxAttempts: 10, baseDelayMs: 1000, factor: 2, maxDelayMs: 5000, jitter: 0.2 }
+    expect([1, 2, 3, 4, 5].map((a) => backoffDelay(policy, a, () => 0.5))).toEqual([
+      1000, 2000, 4000, 5000, 5000,
+    ])
+    expect(backoffDelay(policy, 1, () => 0)).toBe(800)
+    expect(backoffDelay(policy, 1, () => 1)).toBe(1200)
+  })
+
+  test('dead letters retry in bulk with attempts reset, and discard', async () => {
+    let fail = true
+    const job = defineJob({
+      name: 'fickle',
+      input: z.number(),
+      retry: 1,
+      run: () => {
+        if (fail) throw new PermanentJobError('nope')
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    await env.sluice.enqueueMany(job, [1, 2, 3, 4])
+    expect(await env.sluice.drain()).toMatchObject({ deadLettered: 4 })
+    const [first] = await env.sluice.deadLetters.list({ limit: 1 })
+    expect(await env.sluice.deadLetters.discard(first!.id)).toEqual([first!.id])
+    expect(await env.sluice.deadLetters.retry({ name: 'fickle' })).toHaveLength(3)
+    const rows = await env.sql<{ attempts: number }>(`SELECT attempts FROM $schema.jobs`)
+    expect(rows.map((r) => r.attempts)).toEqual([0, 0, 0])
+    fail = false
+    expect(await env.sluice.drain()).toMatchObject({ completed: 3 })
+    expect(await env.sluice.deadLetters.list()).toEqual([])
+  })
+})
+
+describe('leases', () => {
+  test('an abandoned claim is re-delivered after its lease and the stale ack is rejected', async () => {
+    const attempts: number[] = []
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const slow = defineJob({
+      name: 'slow',
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        attempts.push(ctx.attempt)
+        if (ctx.attempt === 1) await gate
+      },
+    })
+    env = await makeSluice({ jobs: [slow] })
+    const { id } = await env.sluice.enqueue(slow, {})
+    const stale = env.sluice.drain({ budgetMs: 45_000 })
+    await expect.poll(() => attempts.length).toBe(1)
+    // The first drain is stuck; its lease runs out (the test moves the job's clock).
+    await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [id])
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 1, completed: 1 })
+    expect(attempts).toEqual([1, 2])
+    release()
+    expect(await stale).toMatchObject({ claimed: 1, completed: 0, lostLeases: 1 })
+    const archived = await env.sql<{ attempts: number }>(
+      `SELECT attempts FROM $schema.archive WHERE id = $1`,
+      [id],
+    )
+    expect(archived).toEqual([{ attempts: 2 }])
+  })
+
+  test('jobs that cannot finish before the deadline are handed back, attempt uncounted', async () => {
+    const ran: number[] = []
+    const long = defineJob({ name: 'long', input: z.number(), timeout: 5_000, run: (n) => void ran.push(n) })
+    env = await makeSluice({ jobs: [long], drain: { safetyMarginMs: 0 } })
+    await env.sluice.enqueueMany(long, [1, 2, 3])
+    const summary = await env.sluice.drain({ budgetMs: 1_000 })
+    expect(ran).toEqual([])
+    expect(summary).toMatchObject({
+      claimed: 3,
+      handedBack: 3,
+      completed: 0,
+      stoppedBy: 'deadline',
+      remainingReady: 3,
+    })
+    const rows = await env.sql<{ attempts: number; token: string | null; due: boolean }>(
+      `SELECT attempts, lease_token AS token, run_at <= now() AS due FROM $schema.jobs`,
+    )
+    expect(rows).toEqual([
+      { attempts: 0, token: null, due: true },
+      { attempts: 0, token: null, due: true },
+      { attempts: 0, token: null, due: true },
+    ])
+    expect(await env.sql(`SELECT 1 FROM $schema.invocations`)).toHaveLength(0)
+    expect(await env.sluice.drain({ budgetMs: 10_000 })).toMatchObject({ completed: 3 })
+  })
+
+  test('the handler signal fires at the job timeout and the attempt fails', async () => {
+    let aborted = false
+    const hang = defineJob({
+      name: 'hang',
+      input: z.object({}),
+      timeout: 100,
+      retry: 1,
+      run: (_input, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            aborted = true
+            reject(new Error('aborted'))
+          })
+        }),
+    })
+    env = await makeSluice({ jobs: [hang] })
+    await env.sluice.enqueue(hang, {})
+    expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
+    expect(aborted).toBe(true)
+    const [dead] = await env.sluice.deadLetters.list()
+    expect(dead!.last_error).toMatchObject({ name: 'JobTimeoutError' })
+  })
+
+  test('a job past its queue timeout is finished as expired without running', async () => {
+    let ran = false
+    const fresh = defineJob({
+      name: 'fresh',
+      input: z.object({}),
+      queueTimeout: 1_000,
+      run: () => {
+        ran = true
+      },
+    })
+    env = await makeSluice({ jobs: [fresh] })
+    await env.sluice.enqueue(fresh, {}, { runAt: new Date(Date.now() - 5_000) })
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 1, expired: 1, completed: 0 })
+    expect(ran).toBe(false)
+    expect(await env.sql(`SELECT status FROM $schema.archive`)).toEqual([{ status: 'expired' }])
+  })
+})
+
+describe('hooks', () => {
+  test('run in order, and a throwing hook never loses a job', async () => {
+    const calls: string[] = []
+    const fatal: string[] = []
+    const hooks: Hooks = {
+      beforeEnqueue: (e) => void calls.push(`beforeEnqueue:${e.job}`),
+      aroundEnqueue: async (_e, next) => {
+        calls.push('aroundEnqueue:in')
+        const r = await next()
+        calls.push('aroundEnqueue:out')
+        return r
+      },
+      afterEnqueue: () => {
+        calls.push('afterEnqueue')
+        throw new Error('after enqueue broke')
+      },
+      beforeExecution: (e) => {
+        calls.push(`beforeExecution:${e.context.attempt}`)
+        if (e.context.attempt === 1) throw new Error('not yet')
+      },
+      aroundExecution: async (_e, next) => {
+        const r = await next()
+        calls.push('aroundExecution')
+        return r
+      },
+      afterExecution: () => {
+        calls.push('afterExecution')
+        throw new Error('after execution broke')
+      },
+      onFailure: (e) => {
+        calls.push(`onFailure:${e.willRetry}`)
+        throw new Error('failure hook broke')
+      },
+      onFatalError: (error) => void fatal.push((error as Error).message),
+    }
+    const job = defineJob({
+      name: 'hooked',
+      input: z.object({}),
+      retry: { baseDelayMs: 0, jitter: 0 },
+      run: () => void calls.push('run'),
+    })
+    env = await makeSluice({ jobs: [job], hooks })
+    const { id } = await env.sluice.enqueue(job, {})
+    expect(id).toMatch(/^\d+$/)
+    expect(await env.sluice.drain()).toMatchObject({ retried: 1 })
+    expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+    expect(calls).toEqual([
+      'beforeEnqueue:hooked',
+      'aroundEnqueue:in',
+      'aroundEnqueue:out',
+      'afterEnqueue',
+      'beforeExecution:1',
+      'onFailure:true',
+      'beforeExecution:2',
+      'run',
+      'aroundExecution',
+      'afterExecution',
+    ])
+    expect(fatal).toEqual(['after enqueue broke', 'failure hook broke', 'after execution broke'])
+  })
+
+  test('a throwing beforeEnqueue rejects the enqueue and writes nothing', async () => {
+    const job = defineJob({ name: 'vetoed', input: z.object({}), run: () => {} })
+    env = await makeSluice({ jobs: [job], hooks: { beforeEnqueue: () => Promise.reject(new Error('veto')) } })
+    await expect(env.sluice.enqueue(job, {})).rejects.toThrow('veto')
+    expect(env.statements.count).toBe(0)
+  })
+})
