@@ -1,0 +1,113 @@
+/**
+ * Prints EXPLAIN (ANALYZE, BUFFERS) of the claim statement at a large backlog, for
+ * several batch sizes, inside transactions that are rolled back.
+ *
+ *   DATABASE_URL=postgres://… npx tsx bench/claim-plan.ts [--jobs 1000000] [--archived 1000000]
+ */
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { fromPg } from '../src/db/pg.js'
+import { migrate } from '../src/migrate/run.js'
+import { claim } from '../src/sql/claim.js'
+import { settle } from '../src/sql/settle.js'
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '1000000' },
+    archived: { type: 'string', default: '1000000' },
+    queues: { type: 'string', default: '4' },
+    keep: { type: 'boolean', default: false },
+  },
+})
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const schema = `claim_plan_${Date.now().toString(36)}`
+const t = `"${schema}"`
+const pool = new pg.Pool({ connectionString: url, max: 2 })
+const jobs = Number(values.jobs)
+const queues = Number(values.queues)
+
+try {
+  await migrate(fromPg(pool), schema)
+  console.log(
+    `backlog: ${jobs} ready jobs over ${queues} queues, ${values.archived} archived rows (schema ${schema})`,
+  )
+  await pool.query(
+    `INSERT INTO ${t}.jobs (queue, name, payload, priority, run_at)
+     SELECT 'q' || (i % $2), 'noop', jsonb_build_object('i', i), (i % 3) * 100, now() - (i % 1000) * interval '1 second'
+     FROM generate_series(1, $1) i`,
+    [jobs, queues],
+  )
+  // A slice of delayed and in-flight rows, as a live queue has.
+  await pool.query(
+    `INSERT INTO ${t}.jobs (queue, name, payload, run_at, lease_token, attempts)
+     SELECT 'q0', 'noop', '{}', now() + interval '1 hour', CASE WHEN i % 2 = 0 THEN gen_random_uuid() END, i % 2
+     FROM generate_series(1, $1) i`,
+    [Math.floor(jobs / 20)],
+  )
+  await pool.query(
+    `INSERT INTO ${t}.archive (id, queue, name, payload, priority, attempts, max_attempts, status, enqueued_at, duration_ms, finished_at)
+     SELECT i, 'q0', 'noop', '{}', 16384, 1, 5, 'completed', now() - interval '1 day', 3, now() - (1000000 - i) * interval '10 ms'
+     FROM generate_series(1, $1) i`,
+    [Number(values.archived)],
+  )
+  await pool.query(`VACUUM ANALYZE ${t}.jobs`)
+  await pool.query(`VACUUM ANALYZE ${t}.archive`)
+
+  const client = await pool.connect()
+  const explain = async (
+    label: string,
+    statement: { text: string; values: readonly unknown[] },
+  ): Promise<void> => {
+    await client.query('BEGIN')
+    const { rows } = await client.query(
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${statement.text}`,
+      statement.values as unknown[],
+    )
+    await client.query('ROLLBACK')
+    console.log(`\n=== ${label}`)
+    for (const row of rows) console.log(row['QUERY PLAN'])
+  }
+  for (const limit of [1, 10, 50, 100, 500, 1000]) {
+    await explain(
+      `claim LIMIT ${limit} from one queue`,
+      claim(t, {
+        queues: ['q1'],
+        limit,
+        leaseMs: 30_000,
+        invocationId: 'plan',
+        invocationPriority: 0,
+        jobsDone: 0,
+      }),
+    )
+  }
+  await explain(
+    'claim LIMIT 50 across all queues',
+    claim(t, {
+      queues: Array.from({ length: queues }, (_, i) => `q${i}`),
+      limit: 50,
+      leaseMs: 30_000,
+      invocationId: 'plan',
+      invocationPriority: 0,
+      jobsDone: 0,
+    }),
+  )
+  const { rows: some } = await client.query(`SELECT id::text FROM ${t}.jobs WHERE queue = 'q1' LIMIT 50`)
+  await explain(
+    'settle 50 completions and finish',
+    settle(t, {
+      completions: some.map((r) => ({
+        id: r.id as string,
+        token: '00000000-0000-0000-0000-000000000000',
+        status: 'completed' as const,
+        durationMs: 1,
+      })),
+      failures: [],
+      handBacks: [],
+      finish: { invocationId: 'plan', queues: ['q1'] },
+    }),
+  )
+  client.release()
+} finally {
+  if (!values.keep) await pool.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`)
+  await pool.end()
+}
