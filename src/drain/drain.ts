@@ -61,14 +61,34 @@ interface Batch {
   expired: number
 }
 
+interface Clock {
+  started: number
+  deadline: number
+  /** Jobs started so far by this drain. */
+  ran: number
+}
+
+/**
+ * Whether a job may start now: its expected duration must fit before the deadline. A job
+ * that could never fit in a drain of this length (its timeout exceeds the whole budget and
+ * nothing has been observed yet) still runs when it is the drain's first, with its signal
+ * at the deadline; otherwise it would wait forever for a drain long enough.
+ */
+function mayStart(expected: number, clock: Clock): boolean {
+  const now = Date.now()
+  if (now + expected <= clock.deadline) return true
+  return clock.ran === 0 && expected > clock.deadline - clock.started
+}
+
 async function runBatch(
   rows: ClaimedRow[],
   config: ResolvedConfig,
   hooks: HookRunner,
-  deadline: number,
+  clock: Clock,
   concurrency: number,
   durations: DurationBook,
 ): Promise<Batch> {
+  const deadline = clock.deadline
   const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
   let next = 0
   let outOfTime = false
@@ -76,12 +96,13 @@ async function runBatch(
     while (next < rows.length) {
       const row = rows[next++]!
       const job = config.jobs.get(row.name)
-      if (outOfTime || (job && Date.now() + durations.expected(job.name, job.timeout) > deadline)) {
+      if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
         // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
         outOfTime = true
         batch.handBacks.push({ id: row.id, token: row.token, dueAt: row.due_at })
         continue
       }
+      clock.ran++
       const outcome = await execute(row, job, { hooks, deadline })
       if (outcome.kind === 'failed') batch.failures.push(outcome.failure)
       else {
@@ -152,6 +173,7 @@ export async function drain(
     return summary
   }
 
+  const clock: Clock = { started, deadline, ran: 0 }
   let stop: StopReason | undefined
   let pending: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
   while (!stop) {
@@ -172,7 +194,7 @@ export async function drain(
       break
     }
     rows.sort(byQueueOrder)
-    pending = await runBatch(rows, config, hooks, deadline, concurrency, durations)
+    pending = await runBatch(rows, config, hooks, clock, concurrency, durations)
     if (pending.handBacks.length > 0 || deadline - Date.now() <= 0) stop = 'deadline'
     else if (summary.claimed >= maxJobs) stop = 'maxJobs'
     else if (rows.length < limit) stop = 'empty'

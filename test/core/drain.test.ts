@@ -182,17 +182,27 @@ describe('leases', () => {
 
   test('jobs that cannot finish before the deadline are handed back, attempt uncounted', async () => {
     const ran: number[] = []
-    const long = defineJob({ name: 'long', input: z.number(), timeout: 5_000, run: (n) => void ran.push(n) })
-    env = await makeSluice({ jobs: [long], drain: { safetyMarginMs: 0 } })
-    await env.sluice.enqueueMany(long, [1, 2, 3])
-    const summary = await env.sluice.drain({ budgetMs: 1_000 })
-    expect(ran).toEqual([])
+    const sleeper = defineJob({
+      name: 'sleeper-handback',
+      input: z.number(),
+      timeout: 2_000,
+      run: async (n) => {
+        ran.push(n)
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+      },
+    })
+    env = await makeSluice({ jobs: [sleeper], drain: { safetyMarginMs: 0, concurrency: 1 } })
+    await env.sluice.enqueueMany(sleeper, [1, 2, 3])
+    // The first fits (2 s timeout in a 2.4 s budget); after it, 1.4 s are left and the
+    // observed duration (1 s, ×1.5) no longer fits, so the rest go back.
+    const summary = await env.sluice.drain({ budgetMs: 2_400 })
+    expect(ran).toEqual([1])
     expect(summary).toMatchObject({
       claimed: 3,
-      handedBack: 3,
-      completed: 0,
+      completed: 1,
+      handedBack: 2,
       stoppedBy: 'deadline',
-      remainingReady: 3,
+      remainingReady: 2,
     })
     const rows = await env.sql<{ attempts: number; token: string | null; due: boolean }>(
       `SELECT attempts, lease_token AS token, run_at <= now() AS due FROM $schema.jobs`,
@@ -200,10 +210,25 @@ describe('leases', () => {
     expect(rows).toEqual([
       { attempts: 0, token: null, due: true },
       { attempts: 0, token: null, due: true },
-      { attempts: 0, token: null, due: true },
     ])
     expect(await env.sql(`SELECT 1 FROM $schema.invocations`)).toHaveLength(0)
-    expect(await env.sluice.drain({ budgetMs: 10_000 })).toMatchObject({ completed: 3 })
+    expect(await env.sluice.drain({ budgetMs: 10_000 })).toMatchObject({ completed: 2 })
+  })
+
+  test('a job whose timeout exceeds any drain this long still runs first, stopped at the deadline', async () => {
+    const seen: number[] = []
+    const long = defineJob({
+      name: 'long-never-fits',
+      input: z.number(),
+      timeout: 60_000,
+      run: (n, ctx) => {
+        seen.push(ctx.deadline.getTime() - Date.now())
+      },
+    })
+    env = await makeSluice({ jobs: [long], drain: { safetyMarginMs: 0 } })
+    await env.sluice.enqueue(long, 1)
+    expect(await env.sluice.drain({ budgetMs: 1_000 })).toMatchObject({ completed: 1, handedBack: 0 })
+    expect(seen[0]).toBeLessThanOrEqual(1_000)
   })
 
   test('the handler signal fires at the job timeout and the attempt fails', async () => {
