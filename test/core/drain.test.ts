@@ -221,7 +221,7 @@ describe('leases', () => {
       name: 'long-never-fits',
       input: z.number(),
       timeout: 60_000,
-      run: (n, ctx) => {
+      run: (_n, ctx) => {
         seen.push(ctx.deadline.getTime() - Date.now())
       },
     })
