@@ -100,6 +100,7 @@ try {
         token: '00000000-0000-0000-0000-000000000000',
         status: 'completed' as const,
         durationMs: 1,
+        waitMs: 0,
       })),
       failures: [],
       handBacks: [],

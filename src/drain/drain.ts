@@ -237,7 +237,7 @@ async function settleBatch(
   summary.failed += result.retried + result.dead
   summary.handedBack += result.handed_back
   summary.lostLeases += batch.completions.length + batch.failures.length + batch.handBacks.length - matched
-  if (result.ready !== null) summary.remainingReady = Math.min(READY_CAP, result.ready + result.handed_back)
+  if (result.ready !== null) summary.remainingReady = Math.min(READY_CAP, result.ready)
   batch.completions = []
   batch.failures = []
   batch.handBacks = []

@@ -32,10 +32,14 @@ export async function execute(
   options: { hooks: HookRunner; deadline: number; now?: number },
 ): Promise<Outcome> {
   const started = Date.now()
-  const base = { id: row.id, token: row.token }
+  const waitMs = Math.max(0, started - row.due_at.getTime())
+  const base = { id: row.id, token: row.token, waitMs }
   const fail = (error: unknown, permanent: boolean, delayMs: number): Outcome => {
     const final = permanent || row.attempts >= row.max_attempts
-    return { kind: 'failed', failure: { ...base, error: describe(error), delayMs, final }, willRetry: !final }
+    const failure: Failure = { ...base, error: describe(error), delayMs, final, durationMs: Date.now() - started }
+    // A single-consumer queue keeps its order: the job stays at the head and the queue waits.
+    if (row.single_consumer) failure.keepPlace = row.due_at
+    return { kind: 'failed', failure, willRetry: !final }
   }
   if (!job) {
     // Deployed code may not know this job yet (or any more): retry on the default schedule.
@@ -48,7 +52,7 @@ export async function execute(
       ),
     )
   }
-  if (job.queueTimeout !== undefined && started - row.due_at.getTime() > job.queueTimeout) {
+  if (job.queueTimeout !== undefined && waitMs > job.queueTimeout) {
     return { kind: 'expired', completion: { ...base, status: 'expired', durationMs: null } }
   }
   const parsed = job.input.safeParse(row.payload)
