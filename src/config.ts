@@ -36,11 +36,20 @@ export interface SluiceOptions {
   maxPayloadBytes?: number
   drain?: Partial<DrainDefaults>
   maintenance?: Partial<MaintenanceOptions>
+  /** Where warnings go (e.g. duplicates discarded with unique.onConflict 'log'). Default `console`. */
+  logger?: Logger
   /** Where environment defaults come from. Default `process.env` where it exists. */
   env?: Record<string, string | undefined>
 }
 
+export interface Logger {
+  warn(message: string): void
+  info(message: string): void
+  error(message: string): void
+}
+
 export interface ResolvedConfig {
+  readonly logger: Logger
   readonly database: string | Db
   readonly schema: string
   readonly jobs: ReadonlyMap<string, AnyJob>
@@ -95,6 +104,12 @@ const optionsSchema = z
     drain: drainSchema.partial().optional(),
     maintenance: maintenanceOptionsSchema.optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
+    logger: z
+      .custom<Logger>(
+        (l) => typeof (l as Logger | undefined)?.warn === 'function',
+        'must have warn/info/error',
+      )
+      .optional(),
   })
   .strict()
 
@@ -129,6 +144,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
   const hooks =
     options.hooks === undefined ? [] : Array.isArray(options.hooks) ? options.hooks : [options.hooks]
   return Object.freeze({
+    logger: options.logger ?? console,
     database,
     schema,
     jobs,

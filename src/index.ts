@@ -35,7 +35,7 @@ export {
   MIN_PRIORITY,
   type RetryPolicy,
 } from './jobs/define.js'
-export type { EnqueueOptions } from './jobs/enqueue.js'
+export type { EnqueueOptions, EnqueueResult } from './jobs/enqueue.js'
 export type { EnqueueEvent, ExecutionEvent, Hooks } from './jobs/hooks.js'
 export type {
   MaintenanceOptions,
@@ -44,5 +44,5 @@ export type {
   TaskReport,
 } from './maintain/maintain.js'
 export type { MigrateResult } from './migrate/run.js'
-export { createSluice, type DeadLetterQuery, type EnqueueResult, type Sluice } from './sluice.js'
+export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'

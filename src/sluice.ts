@@ -5,7 +5,14 @@ import type { Db } from './db/types.js'
 import { type DrainOptions, type DrainSummary, drain } from './drain/drain.js'
 import { SluiceError, ValidationError } from './errors.js'
 import type { AnyJob, JobInput } from './jobs/define.js'
-import { type EnqueueOptions, insertMany, insertOne, prepare, resolveJob, target } from './jobs/enqueue.js'
+import {
+  type EnqueueOptions,
+  type EnqueueResult,
+  insert,
+  prepare,
+  resolveJob,
+  target,
+} from './jobs/enqueue.js'
 import { HookRunner } from './jobs/hooks.js'
 import { coreTasks, type MaintenanceReport, maintain, validateTasks } from './maintain/maintain.js'
 import { appliedVersions, latestVersion, type MigrateResult, migrate } from './migrate/run.js'
@@ -17,10 +24,6 @@ import {
   listDeadLetters,
   retryDeadLetters,
 } from './sql/dead-letters.js'
-
-export interface EnqueueResult {
-  id: string
-}
 
 export interface DeadLetterQuery {
   ids?: string[]
@@ -91,15 +94,14 @@ export function createSluice(options: SluiceOptions): Sluice {
     return opened
   }
 
-  async function enqueueWith<R>(
+  async function enqueueWith(
     job: AnyJob,
     input: unknown,
-    run: () => Promise<R>,
-    id: (r: R) => string,
-  ): Promise<R> {
+    run: () => Promise<EnqueueResult[]>,
+  ): Promise<EnqueueResult[]> {
     const event = { job: job.name, queue: job.queue, input, priority: job.priority }
     await hooks.before('beforeEnqueue', event)
-    let written: R | undefined
+    let written: EnqueueResult[] | undefined
     try {
       await hooks.around('aroundEnqueue', event, async () => {
         written = await run()
@@ -110,8 +112,16 @@ export function createSluice(options: SluiceOptions): Sluice {
       if (written === undefined) throw error
       hooks.fatal(error, { phase: 'enqueue-hook', job: job.name })
     }
-    await hooks.after('afterEnqueue', { ...event, id: id(written as R) }, job.name)
-    return written as R
+    const results = written as EnqueueResult[]
+    for (const result of results) {
+      if (result.status === 'duplicate' && job.unique?.onConflict === 'log') {
+        config.logger.warn(
+          `sluice: duplicate of job ${result.existingId} discarded (job "${job.name}", unique key)`,
+        )
+      }
+    }
+    await hooks.after('afterEnqueue', { ...event, id: results[0]?.id ?? null, results }, job.name)
+    return results
   }
 
   const sluice: Sluice = {
@@ -124,13 +134,8 @@ export function createSluice(options: SluiceOptions): Sluice {
       const job = resolveJob(config.jobs, jobOrName)
       const row = prepare(job, input, opts, config.maxPayloadBytes)
       const on = target(await db(), opts.tx)
-      const id = await enqueueWith(
-        job,
-        input,
-        () => insertOne(on, t, row),
-        (x) => x,
-      )
-      return { id }
+      const [result] = await enqueueWith(job, input, () => insert(on, t, [row]))
+      return result!
     },
     async enqueueMany(jobOrName, inputs, opts = {}) {
       const job = resolveJob(config.jobs, jobOrName)
@@ -149,13 +154,7 @@ export function createSluice(options: SluiceOptions): Sluice {
         }
       })
       const on = target(await db(), opts.tx)
-      const ids = await enqueueWith(
-        job,
-        inputs,
-        () => insertMany(on, t, rows),
-        (x) => x.join(','),
-      )
-      return ids.map((id) => ({ id }))
+      return enqueueWith(job, inputs, () => insert(on, t, rows))
     },
     async drain(opts = {}) {
       return drain(await db(), t, config, hooks, opts)

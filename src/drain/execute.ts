@@ -36,7 +36,13 @@ export async function execute(
   const base = { id: row.id, token: row.token, waitMs }
   const fail = (error: unknown, permanent: boolean, delayMs: number): Outcome => {
     const final = permanent || row.attempts >= row.max_attempts
-    const failure: Failure = { ...base, error: describe(error), delayMs, final, durationMs: Date.now() - started }
+    const failure: Failure = {
+      ...base,
+      error: describe(error),
+      delayMs,
+      final,
+      durationMs: Date.now() - started,
+    }
     // A single-consumer queue keeps its order: the job stays at the head and the queue waits.
     if (row.single_consumer) failure.keepPlace = row.due_at
     return { kind: 'failed', failure, willRetry: !final }

@@ -57,6 +57,45 @@ const retrySchema = z
   .partial()
   .strict()
 
+export interface ConcurrencyOptions<I> {
+  /** Jobs of one key queued or running at once, 1..10,000. */
+  limit: number
+  /** The key, from the validated input. Keys are global: jobs of several kinds can share one. */
+  key: (input: I) => string
+  /** A slot held this long without being released is reclaimed by maintenance, ms. Default 15 min. */
+  ttl?: number
+  /** At the limit: `block` (wait, promoted in order when a slot frees; default), `discard`, `raise`. */
+  onConflict?: 'block' | 'discard' | 'raise'
+}
+
+export interface UniqueOptions<I> {
+  key: (input: I) => string
+  /** `until-executed` (default): one job per key from enqueue to completion. `while-executing`: one running at a time. */
+  strategy?: 'until-executed' | 'while-executing'
+  /** For until-executed duplicates: `reject` (ConflictError; default), `discard`, `log` (discard with a warning). */
+  onConflict?: 'reject' | 'discard' | 'log'
+  /** Last-resort expiry of an until-executed lock, ms. Default 24 h. */
+  ttl?: number
+}
+
+const concurrencySchema = z
+  .object({
+    limit: z.number().int().min(1).max(10_000),
+    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
+    ttl: z.number().int().positive().optional(),
+    onConflict: z.enum(['block', 'discard', 'raise']).optional(),
+  })
+  .strict()
+
+const uniqueSchema = z
+  .object({
+    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
+    strategy: z.enum(['until-executed', 'while-executing']).optional(),
+    onConflict: z.enum(['reject', 'discard', 'log']).optional(),
+    ttl: z.number().int().positive().optional(),
+  })
+  .strict()
+
 const definitionSchema = z
   .object({
     name: nameSchema,
@@ -66,6 +105,8 @@ const definitionSchema = z
     timeout: z.number().int().positive().max(86_400_000).optional(),
     queueTimeout: z.number().int().positive().optional(),
     priority: prioritySchema.optional(),
+    concurrency: concurrencySchema.optional(),
+    unique: uniqueSchema.optional(),
     run: z.custom<(...args: unknown[]) => unknown>(
       (value) => typeof value === 'function',
       'must be a function',
@@ -86,6 +127,10 @@ export interface JobOptions<S extends z.ZodType> {
   queueTimeout?: number
   /** Default priority of this job's enqueues (lower runs first). */
   priority?: number
+  /** A counting semaphore per key: at most `limit` jobs of a key queued or running. */
+  concurrency?: ConcurrencyOptions<z.output<S>>
+  /** At most one job per key (until-executed) or one running per key (while-executing). */
+  unique?: UniqueOptions<z.output<S>>
   run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
@@ -98,6 +143,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   readonly timeout: number
   readonly queueTimeout: number | undefined
   readonly priority: number
+  readonly concurrency: Readonly<Required<ConcurrencyOptions<z.output<S>>>> | undefined
+  readonly unique: Readonly<Required<UniqueOptions<z.output<S>>>> | undefined
   readonly run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
@@ -129,6 +176,17 @@ export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefin
     timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
     queueTimeout: options.queueTimeout,
     priority: options.priority ?? DEFAULT_PRIORITY,
+    concurrency: options.concurrency
+      ? Object.freeze({ ttl: 15 * 60_000, onConflict: 'block' as const, ...options.concurrency })
+      : undefined,
+    unique: options.unique
+      ? Object.freeze({
+          strategy: 'until-executed' as const,
+          onConflict: 'reject' as const,
+          ttl: 86_400_000,
+          ...options.unique,
+        })
+      : undefined,
     run: options.run,
   })
 }

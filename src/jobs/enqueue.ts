@@ -1,8 +1,16 @@
 import { z } from 'zod'
 import { fromClient, isClientLike } from '../db/client.js'
+import { sqlStateOf } from '../db/errors.js'
 import type { Queryable } from '../db/types.js'
-import { PayloadTooLargeError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
-import { enqueueMany as enqueueManySql, enqueueOne, type NewJob } from '../sql/enqueue.js'
+import { ConflictError, PayloadTooLargeError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import {
+  type ControlledRow,
+  enqueueControlled,
+  enqueueMany as enqueueManySql,
+  enqueueOne,
+  isControlled,
+  type NewJob,
+} from '../sql/enqueue.js'
 import type { AnyJob } from './define.js'
 import { prioritySchema } from './define.js'
 
@@ -13,6 +21,8 @@ export interface EnqueueOptions {
   runAt?: Date | string
   /** 0..32767, lower runs first. Default: the job's priority. */
   priority?: number
+  /** Make the job a member of this batch (from `createBatch`); the batch must not be sealed. */
+  batch?: string
   /** A client inside the caller's own transaction (pg, Neon Pool client, PGlite transaction): the job commits or rolls back with it. */
   tx?: unknown
 }
@@ -27,6 +37,10 @@ export const enqueueOptionsSchema = z
       .optional(),
     runAt: z.union([z.date(), z.iso.datetime({ offset: true })]).optional(),
     priority: prioritySchema.optional(),
+    batch: z
+      .string()
+      .regex(/^[0-9]{1,19}$/, 'must be a batch id')
+      .optional(),
     tx: z
       .custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method')
       .optional(),
@@ -69,8 +83,8 @@ export function prepare(
   const payload = JSON.stringify(input ?? null)
   const bytes = encoder.encode(payload).length
   if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
-  const { runAt, delay, priority } = opts.data
-  return {
+  const { runAt, delay, priority, batch } = opts.data
+  const row: NewJob = {
     queue: job.queue,
     name: job.name,
     payload,
@@ -79,19 +93,75 @@ export function prepare(
     runAt: runAt === undefined ? null : new Date(runAt),
     delayMs: delay ?? 0,
   }
+  if (batch) row.batchId = batch
+  if (job.concurrency) {
+    const { limit, ttl, onConflict } = job.concurrency
+    row.concurrency = {
+      key: controlKey(job, 'concurrency', job.concurrency.key, parsed.data),
+      limit,
+      ttlMs: ttl,
+      onConflict,
+    }
+  }
+  if (job.unique) {
+    const { strategy, onConflict, ttl } = job.unique
+    row.unique = {
+      key: controlKey(job, 'unique', job.unique.key, parsed.data),
+      strategy,
+      onConflict,
+      ttlMs: ttl,
+    }
+  }
+  return row
+}
+
+function controlKey(job: AnyJob, kind: string, fn: (input: never) => string, input: unknown): string {
+  const key = fn(input as never)
+  if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
+    throw new ValidationError(`The ${kind} key of job "${job.name}" must be a string of 1-512 characters.`, [
+      { path: [kind, 'key'], message: 'must be a string of 1-512 characters' },
+    ])
+  }
+  return key
+}
+
+export type EnqueueResult =
+  | { id: string; status: 'enqueued' | 'blocked' }
+  | { id: null; status: 'duplicate'; existingId: string }
+  | { id: null; status: 'discarded' }
+
+function asResult(row: ControlledRow): EnqueueResult {
+  if (row.status === 'duplicate') return { id: null, status: 'duplicate', existingId: row.existing_id ?? '' }
+  if (row.status === 'discarded') return { id: null, status: 'discarded' }
+  return { id: row.id!, status: row.status }
+}
+
+function conflicts(error: unknown): never {
+  const state = sqlStateOf(error)
+  const message = error instanceof Error ? error.message : String(error)
+  if (state === 'SLU09') throw new ConflictError(message)
+  if (state === 'SLU00') throw new ValidationError(message, [{ path: ['batch'], message }])
+  throw error
 }
 
 export function target(db: Queryable, tx: unknown): Queryable {
   return tx === undefined ? db : isClientLike(tx) ? fromClient(tx) : db
 }
 
-export async function insertOne(on: Queryable, t: string, row: NewJob): Promise<string> {
-  const { rows } = await on.query<{ id: string }>(enqueueOne(t, row))
-  return rows[0]!.id
-}
-
-export async function insertMany(on: Queryable, t: string, rows: readonly NewJob[]): Promise<string[]> {
+/** Writes the jobs in one statement; results in input order. */
+export async function insert(on: Queryable, t: string, rows: readonly NewJob[]): Promise<EnqueueResult[]> {
   if (rows.length === 0) return []
+  if (rows.some(isControlled)) {
+    const result = await on.query<ControlledRow>(enqueueControlled(t, rows)).catch(conflicts)
+    return result.rows.map(asResult)
+  }
+  if (rows.length === 1) {
+    const { rows: one } = await on.query<{ id: string }>(enqueueOne(t, rows[0]!))
+    return [{ id: one[0]!.id, status: 'enqueued' }]
+  }
   const result = await on.query<{ id: string }>(enqueueManySql(t, rows))
-  return result.rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1))
+  return result.rows
+    .map((r) => r.id)
+    .sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1))
+    .map((id) => ({ id, status: 'enqueued' as const }))
 }

@@ -1,4 +1,5 @@
 import type { JobContext } from './define.js'
+import type { EnqueueResult } from './enqueue.js'
 
 export interface EnqueueEvent {
   job: string
@@ -24,7 +25,8 @@ export type FatalPhase = 'enqueue-hook' | 'execution-hook' | 'failure-hook' | 'd
 export interface Hooks {
   beforeEnqueue?(event: EnqueueEvent): void | Promise<void>
   aroundEnqueue?(event: EnqueueEvent, next: () => Promise<unknown>): Promise<unknown>
-  afterEnqueue?(event: EnqueueEvent & { id: string }): void | Promise<void>
+  /** `id` is the first job's id (null when it was a duplicate or discarded); `results` has one entry per input. */
+  afterEnqueue?(event: EnqueueEvent & { id: string | null; results: EnqueueResult[] }): void | Promise<void>
   beforeExecution?(event: ExecutionEvent): void | Promise<void>
   aroundExecution?(event: ExecutionEvent, next: () => Promise<unknown>): Promise<unknown>
   afterExecution?(event: ExecutionEvent & { result: unknown; durationMs: number }): void | Promise<void>

@@ -10,6 +10,25 @@ export interface NewJob {
   /** Absolute due time; when null, `delayMs` after the database's now(). */
   runAt: Date | null
   delayMs: number
+  concurrency?: { key: string; limit: number; ttlMs: number; onConflict: 'block' | 'discard' | 'raise' }
+  unique?: {
+    key: string
+    strategy: 'until-executed' | 'while-executing'
+    onConflict: 'reject' | 'discard' | 'log'
+    ttlMs: number
+  }
+  batchId?: string
+}
+
+/** Whether a job needs the controlled path (locks, slots, batch counters). */
+export const isControlled = (job: NewJob): boolean =>
+  job.concurrency !== undefined || job.unique !== undefined || job.batchId !== undefined
+
+export interface ControlledRow {
+  ord: string
+  id: string | null
+  status: 'enqueued' | 'blocked' | 'duplicate' | 'discarded'
+  existing_id: string | null
 }
 
 const COLUMNS = 'queue, name, payload, priority, max_attempts, run_at'
@@ -56,6 +75,39 @@ SELECT r.m->>0, r.m->>1, r.p, (r.m->>2)::smallint, (r.m->>3)::integer,
 FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (m jsonb, p jsonb)) WITH ORDINALITY AS r(m, p, o)
 ORDER BY r.o
 RETURNING id::text AS id`,
+    values: [`[${rows.join(',')}]`],
+  }
+}
+
+/**
+ * Jobs with controls, in one call of the enqueue_controlled function: until-executed locks,
+ * concurrency slots (or blocking), batch counts, all atomic with the insert.
+ */
+export function enqueueControlled(t: string, jobs: readonly NewJob[]): Statement {
+  const rows = jobs.map((job) => {
+    const c = job.concurrency
+    const u = job.unique
+    const meta = JSON.stringify({
+      q: job.queue,
+      n: job.name,
+      pr: job.priority,
+      m: job.maxAttempts,
+      r: job.runAt?.toISOString() ?? null,
+      d: job.delayMs,
+      ck: c?.key ?? null,
+      cl: c?.limit ?? null,
+      ct: c?.ttlMs ?? null,
+      cc: c?.onConflict ?? null,
+      uk: u?.key ?? null,
+      us: u?.strategy ?? null,
+      uc: u?.onConflict ?? null,
+      ut: u?.ttlMs ?? null,
+      b: job.batchId ?? null,
+    })
+    return `${meta.slice(0, -1)},"p":${job.payload}}`
+  })
+  return {
+    text: `SELECT ord::text AS ord, id, status, existing_id FROM ${t}.enqueue_controlled($1::jsonb) ORDER BY ord`,
     values: [`[${rows.join(',')}]`],
   }
 }

@@ -61,7 +61,9 @@ export function settle(t: string, p: SettleParams): Statement {
   return {
     text: `SELECT * FROM ${t}.settle($1::jsonb, $2::jsonb, $3::jsonb, $4::text, $5::boolean, $6::text[])`,
     values: [
-      JSON.stringify(p.completions.map((c) => ({ i: c.id, t: c.token, s: c.status, d: c.durationMs, w: c.waitMs }))),
+      JSON.stringify(
+        p.completions.map((c) => ({ i: c.id, t: c.token, s: c.status, d: c.durationMs, w: c.waitMs })),
+      ),
       JSON.stringify(
         p.failures.map((f) => ({
           i: f.id,

@@ -52,10 +52,10 @@ describe.each(adapterCases)('core flow on $name', (adapter) => {
     expect(statements.count).toBe(1)
     const many = await sluice.enqueueMany(greet, [{ who: 'bob' }, { who: 'cy' }, { who: 'di' }])
     expect(statements.count).toBe(2)
-    expect(many.map((r) => BigInt(r.id))).toEqual(
-      [...many.map((r) => BigInt(r.id))].sort((a, b) => (a < b ? -1 : 1)),
+    expect(many.map((r) => BigInt(r.id!))).toEqual(
+      [...many.map((r) => BigInt(r.id!))].sort((a, b) => (a < b ? -1 : 1)),
     )
-    expect(BigInt(many[0]!.id)).toBeGreaterThan(BigInt(one.id))
+    expect(BigInt(many[0]!.id!)).toBeGreaterThan(BigInt(one.id!))
 
     statements.reset()
     const summary = await sluice.drain({ queues: ['default'] })
