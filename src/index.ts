@@ -46,3 +46,4 @@ export type {
 export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type EnqueueResult, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
+export type { QueueMetrics } from './sql/metrics.js'

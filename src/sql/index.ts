@@ -1,4 +1,5 @@
 export * from './claim.js'
 export * from './dead-letters.js'
 export * from './enqueue.js'
+export * from './metrics.js'
 export * from './settle.js'
