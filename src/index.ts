@@ -22,6 +22,19 @@ export {
   ValidationError,
 } from './errors.js'
 export {
+  type AuthCheck,
+  type AuthMiddleware,
+  anyAuth,
+  type BearerAuthOptions,
+  bearerAuth,
+  type CronAuthOptions,
+  cronAuth,
+  type SignatureAuthOptions,
+  signatureAuth,
+} from './http/auth.js'
+export type { ErrorBody, ErrorReporter } from './http/errors.js'
+export { SIGNATURE_HEADER, type SignedHeaders, sign, TIMESTAMP_HEADER } from './http/signature.js'
+export {
   type AnyJob,
   backoffDelay,
   DEFAULT_PRIORITY,
