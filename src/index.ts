@@ -21,6 +21,7 @@ export {
   UnsupportedError,
   ValidationError,
 } from './errors.js'
+export { type AppOptions, createApp } from './http/app.js'
 export {
   type AuthCheck,
   type AuthMiddleware,
@@ -33,6 +34,8 @@ export {
   signatureAuth,
 } from './http/auth.js'
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
+export type { AppAuthOptions } from './http/guards.js'
+export { toPrometheus } from './http/prometheus.js'
 export { SIGNATURE_HEADER, type SignedHeaders, sign, TIMESTAMP_HEADER } from './http/signature.js'
 export {
   type AnyJob,
