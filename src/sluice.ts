@@ -93,7 +93,14 @@ export function createSluice(options: SluiceOptions): Sluice {
   const db = (): Promise<Db> => {
     opened ??= (
       typeof config.database === 'string' ? connect(config.database) : Promise.resolve(config.database)
-    ).then((raw) => instrument(raw, config.onQuery))
+    ).then(
+      (raw) => instrument(raw, config.onQuery),
+      (error: unknown) => {
+        // A failed open is retried by the next operation rather than remembered.
+        opened = undefined
+        throw error
+      },
+    )
     return opened
   }
 

@@ -39,14 +39,18 @@ export function toDatabaseError(error: unknown): DatabaseError {
       ...(unavailable ? { code: 'DATABASE_UNAVAILABLE' } : {}),
     })
   }
-  if (
-    (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
-    /ECONNREFUSED|connect ETIMEDOUT|getaddrinfo/.test(message)
-  ) {
-    const address = field(error, 'address')
-    const port = field(error, 'port')
+  // Node reports a refused connection to a host with several addresses as an AggregateError
+  // whose first inner error carries the address.
+  const inner = field(error, 'errors')
+  const first = Array.isArray(inner) ? (inner[0] as unknown) : undefined
+  const innerCode = field(first, 'code')
+  const netCode = typeof code === 'string' ? code : typeof innerCode === 'string' ? innerCode : undefined
+  if (netCode && CONNECTION_CODES.has(netCode)) {
+    const source = first ?? error
+    const address = field(source, 'address')
+    const port = field(source, 'port')
     const where = address ? ` at ${String(address)}${port ? `:${String(port)}` : ''}` : ''
-    return new DatabaseError(`Cannot reach PostgreSQL${where}: ${message}`, {
+    return new DatabaseError(`Cannot reach PostgreSQL${where} (${netCode})`, {
       cause: error,
       code: 'DATABASE_UNAVAILABLE',
       hint: 'Is the server running and DATABASE_URL right? Leave DATABASE_URL unset to use the embedded database.',

@@ -77,7 +77,7 @@ interface Clock {
 function mayStart(expected: number, clock: Clock): boolean {
   const now = Date.now()
   if (now + expected <= clock.deadline) return true
-  return clock.ran === 0 && expected > clock.deadline - clock.started
+  return clock.ran === 0 && now < clock.deadline && expected > clock.deadline - clock.started
 }
 
 async function runBatch(
@@ -176,6 +176,12 @@ export async function drain(
   const clock: Clock = { started, deadline, ran: 0 }
   let stop: StopReason | undefined
   let pending: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
+  // No time at all (the platform's remaining time is inside the safety margin): claim nothing.
+  if (deadline <= started) {
+    summary.stoppedBy = 'deadline'
+    summary.durationMs = Date.now() - started
+    return summary
+  }
   while (!stop) {
     const limit = Math.min(batchSize, maxJobs - summary.claimed)
     const { rows } = await db.query<ClaimedRow>(
