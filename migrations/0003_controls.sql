@@ -109,12 +109,12 @@ CREATE TABLE :SLUICE_SCHEMA.job_stats (
 );
 CREATE INDEX job_stats_finished ON :SLUICE_SCHEMA.job_stats USING brin (finished_at);
 
--- Releases `n` slots of each key: promotes the oldest, most urgent blocked jobs into the freed
--- slots (they keep the slot) and gives back the rest. Locks the semaphore rows first, in key
--- order, so a concurrent enqueue either sees the freed slot or has its blocked job promoted here.
-CREATE FUNCTION :SLUICE_SCHEMA.release_slots(p_keys text[], p_counts integer[])
+-- Fills the free slots of the given keys with blocked jobs, most urgent and oldest first; the
+-- promoted jobs keep their id and take the slot. Locks the semaphore rows first, in key order
+-- (the order every writer uses), so a concurrent enqueue either sees the slot taken or has its
+-- blocked job visible here.
+CREATE FUNCTION :SLUICE_SCHEMA.promote_free(p_keys text[])
 RETURNS integer LANGUAGE plpgsql AS $fn$
-#variable_conflict use_column
 DECLARE
   v_promoted integer;
 BEGIN
@@ -122,15 +122,16 @@ BEGIN
     RETURN 0;
   END IF;
   PERFORM 1 FROM :SLUICE_SCHEMA.semaphores WHERE key = ANY (p_keys) ORDER BY key FOR UPDATE;
-  WITH freed AS (
-    SELECT k, sum(n)::integer AS n FROM unnest(p_keys, p_counts) AS f(k, n) GROUP BY k
+  WITH free AS (
+    SELECT s.key AS k, s.lim - s.value AS n FROM :SLUICE_SCHEMA.semaphores s
+    WHERE s.key = ANY (p_keys) AND s.value < s.lim
   ), chosen AS (
-    SELECT b.id FROM freed
+    SELECT b.id FROM free
     CROSS JOIN LATERAL (
       SELECT id FROM :SLUICE_SCHEMA.blocked
-      WHERE concurrency_key = freed.k
+      WHERE concurrency_key = free.k
       ORDER BY priority, id
-      LIMIT freed.n
+      LIMIT free.n
       FOR UPDATE SKIP LOCKED
     ) b
   ), moved AS (
@@ -144,15 +145,152 @@ BEGIN
     RETURNING concurrency_key
   ), per_key AS (
     SELECT concurrency_key AS k, count(*)::integer AS n FROM promoted GROUP BY 1
-  ), given_back AS (
-    UPDATE :SLUICE_SCHEMA.semaphores s
-    SET value = greatest(0, s.value - (f.n - coalesce(p.n, 0))), expires_at = now() + s.ttl_ms * interval '1 millisecond'
-    FROM freed f LEFT JOIN per_key p ON p.k = f.k
-    WHERE s.key = f.k
+  ), taken AS (
+    UPDATE :SLUICE_SCHEMA.semaphores s SET value = s.value + per_key.n
+    FROM per_key WHERE s.key = per_key.k
     RETURNING 1
   )
   SELECT coalesce(sum(n), 0)::integer INTO v_promoted FROM per_key;
   RETURN v_promoted;
+END
+$fn$;
+
+-- Gives back `n` slots of each key (jobs that finished), then refills them from the blocked jobs.
+CREATE FUNCTION :SLUICE_SCHEMA.release_slots(p_keys text[], p_counts integer[])
+RETURNS integer LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_keys IS NULL OR cardinality(p_keys) = 0 THEN
+    RETURN 0;
+  END IF;
+  PERFORM 1 FROM :SLUICE_SCHEMA.semaphores WHERE key = ANY (p_keys) ORDER BY key FOR UPDATE;
+  UPDATE :SLUICE_SCHEMA.semaphores s
+  SET value = greatest(0, s.value - f.n), expires_at = now() + s.ttl_ms * interval '1 millisecond'
+  FROM (SELECT k, sum(n)::integer AS n FROM unnest(p_keys, p_counts) AS f(k, n) GROUP BY k) f
+  WHERE s.key = f.k;
+  RETURN :SLUICE_SCHEMA.promote_free(p_keys);
+END
+$fn$;
+
+-- Enqueues the callbacks of batches that just finished, with the batch properties as input.
+CREATE FUNCTION :SLUICE_SCHEMA.fire_batch_callbacks(p_batches bigint[])
+RETURNS void LANGUAGE sql AS $fn$
+  INSERT INTO :SLUICE_SCHEMA.jobs (queue, name, payload, priority, max_attempts)
+  SELECT cb.value->>'queue', cb.value->>'name', x.properties, (cb.value->>'priority')::smallint,
+         (cb.value->>'maxAttempts')::integer
+  FROM :SLUICE_SCHEMA.batches x
+  CROSS JOIN LATERAL jsonb_each(x.callbacks) AS cb
+  WHERE x.id = ANY (coalesce(p_batches, '{}'))
+    AND (cb.key = 'onFinish'
+      OR (cb.key = 'onSuccess' AND x.discarded = 0)
+      OR (cb.key = 'onDiscard' AND x.discarded > 0));
+$fn$;
+
+-- What follows a job's end (completed, expired or dead-lettered), for the jobs described in
+-- p_ended ([{ id, c: concurrency key, u: unique key, b: batch id, ok }]): its uniqueness lock
+-- goes, its concurrency slot is given back (and refilled), its batch is counted; a batch that
+-- this completes gets its callbacks enqueued, exactly once (the batch row lock orders concurrent
+-- callers; only the one that completes the count sees it finish).
+CREATE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
+RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_finished bigint[];
+BEGIN
+  IF p_ended IS NULL OR jsonb_array_length(p_ended) = 0 THEN
+    RETURN;
+  END IF;
+
+  DELETE FROM :SLUICE_SCHEMA.unique_locks u
+  USING jsonb_to_recordset(p_ended) AS r(id bigint, u text)
+  WHERE r.u IS NOT NULL AND u.key = r.u AND u.job_id = r.id;
+
+  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.c ORDER BY r.c), array_agg(1))
+  FROM jsonb_to_recordset(p_ended) AS r(c text)
+  WHERE r.c IS NOT NULL
+  HAVING count(*) > 0;
+
+  WITH counts AS (
+    SELECT b AS id, count(*) FILTER (WHERE ok)::integer AS ok, count(*) FILTER (WHERE NOT ok)::integer AS ko
+    FROM jsonb_to_recordset(p_ended) AS r(b bigint, ok boolean)
+    WHERE b IS NOT NULL
+    GROUP BY b
+  ), counted AS (
+    UPDATE :SLUICE_SCHEMA.batches x
+    SET completed = x.completed + counts.ok, discarded = x.discarded + counts.ko,
+        finished_at = CASE WHEN x.sealed AND x.completed + counts.ok + x.discarded + counts.ko >= x.total
+                           THEN now() END
+    FROM counts
+    WHERE x.id = counts.id AND x.finished_at IS NULL
+    RETURNING x.id, x.finished_at
+  )
+  SELECT array_agg(id) INTO v_finished FROM counted WHERE finished_at IS NOT NULL;
+  PERFORM :SLUICE_SCHEMA.fire_batch_callbacks(v_finished);
+END
+$fn$;
+
+-- Dead-letters jobs whose last attempt never settled: the lease ran out with no attempts left,
+-- typically because the handler crashed or timed out the function every time.
+CREATE FUNCTION :SLUICE_SCHEMA.bury_exhausted(p_limit integer)
+RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_n integer;
+  v_ended jsonb;
+BEGIN
+  WITH dead AS (
+    DELETE FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.id IN (
+      SELECT id FROM :SLUICE_SCHEMA.jobs
+      WHERE lease_token IS NOT NULL AND run_at <= now() AND attempts >= max_attempts
+      ORDER BY run_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+    )
+    RETURNING j.*, jsonb_build_object('name', 'LeaseExpired', 'attempt', j.attempts, 'at', now(),
+      'message', 'The lease of the last attempt ran out before it was settled (the drain crashed or timed out)') AS e
+  ), buried AS (
+    INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
+                                             last_error, errors)
+    SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
+           jsonb_path_query_array(errors || jsonb_build_array(e), '$[last - 9 to last]')
+    FROM dead
+    ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
+      errors = excluded.errors
+    RETURNING 1
+  ), stats AS (
+    INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status) SELECT name, queue, 'dead' FROM dead RETURNING 1
+  )
+  SELECT count(*)::integer,
+         coalesce(jsonb_agg(jsonb_build_object('id', id, 'c', concurrency_key, 'u', coalesce(unique_key, exclusive_key),
+                                               'b', batch_id, 'ok', false))
+                  FILTER (WHERE concurrency_key IS NOT NULL OR unique_key IS NOT NULL OR exclusive_key IS NOT NULL
+                                OR batch_id IS NOT NULL), '[]')
+  INTO v_n, v_ended
+  FROM dead;
+  PERFORM :SLUICE_SCHEMA.after_end(v_ended);
+  RETURN v_n;
+END
+$fn$;
+
+-- Semaphores past their TTL are recounted from the jobs that really hold a slot (a lost release
+-- cannot leak a slot for good), then refilled from the blocked jobs.
+CREATE FUNCTION :SLUICE_SCHEMA.reconcile_semaphores(p_limit integer)
+RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_keys text[];
+BEGIN
+  SELECT array_agg(key ORDER BY key) INTO v_keys
+  FROM (SELECT key FROM :SLUICE_SCHEMA.semaphores WHERE expires_at < now() ORDER BY key LIMIT p_limit) s;
+  IF v_keys IS NULL THEN
+    RETURN 0;
+  END IF;
+  PERFORM 1 FROM :SLUICE_SCHEMA.semaphores WHERE key = ANY (v_keys) ORDER BY key FOR UPDATE;
+  UPDATE :SLUICE_SCHEMA.semaphores s
+  SET value = (SELECT count(*) FROM :SLUICE_SCHEMA.jobs j WHERE j.concurrency_key = s.key),
+      expires_at = now() + s.ttl_ms * interval '1 millisecond'
+  WHERE s.key = ANY (v_keys);
+  PERFORM :SLUICE_SCHEMA.promote_free(v_keys);
+  -- Keys with nothing held and nothing blocked are removed.
+  DELETE FROM :SLUICE_SCHEMA.semaphores s
+  WHERE s.key = ANY (v_keys) AND s.value = 0
+    AND NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.blocked b WHERE b.concurrency_key = s.key);
+  RETURN cardinality(v_keys);
 END
 $fn$;
 
@@ -440,44 +578,7 @@ BEGIN
     SELECT count(*)::integer INTO v_back FROM returned;
   END IF;
 
-  IF jsonb_array_length(v_released) > 0 THEN
-    -- Uniqueness locks end when their job does.
-    DELETE FROM :SLUICE_SCHEMA.unique_locks u
-    USING jsonb_to_recordset(v_released) AS r(id bigint, u text)
-    WHERE r.u IS NOT NULL AND u.key = r.u AND u.job_id = r.id;
-
-    -- Concurrency slots: freed, and refilled from the blocked jobs.
-    PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.c), array_agg(1))
-    FROM jsonb_to_recordset(v_released) AS r(c text)
-    WHERE r.c IS NOT NULL
-    HAVING count(*) > 0;
-
-    -- Batches: count, and fire the callbacks of those that just finished, exactly once (the
-    -- row lock orders concurrent settles; only the one that completes the count sees it finish).
-    WITH counts AS (
-      SELECT b AS id, count(*) FILTER (WHERE ok)::integer AS ok, count(*) FILTER (WHERE NOT ok)::integer AS ko
-      FROM jsonb_to_recordset(v_released) AS r(b bigint, ok boolean)
-      WHERE b IS NOT NULL
-      GROUP BY b
-    ), counted AS (
-      UPDATE :SLUICE_SCHEMA.batches x
-      SET completed = x.completed + counts.ok, discarded = x.discarded + counts.ko,
-          finished_at = CASE WHEN x.sealed AND x.completed + counts.ok + x.discarded + counts.ko >= x.total
-                             THEN now() END
-      FROM counts
-      WHERE x.id = counts.id AND x.finished_at IS NULL
-      RETURNING x.*
-    )
-    INSERT INTO :SLUICE_SCHEMA.jobs (queue, name, payload, priority, max_attempts)
-    SELECT cb.value->>'queue', cb.value->>'name', counted.properties, (cb.value->>'priority')::smallint,
-           (cb.value->>'maxAttempts')::integer
-    FROM counted
-    CROSS JOIN LATERAL jsonb_each(counted.callbacks) AS cb
-    WHERE counted.finished_at IS NOT NULL
-      AND (cb.key = 'onFinish'
-        OR (cb.key = 'onSuccess' AND counted.discarded = 0)
-        OR (cb.key = 'onDiscard' AND counted.discarded > 0));
-  END IF;
+  PERFORM :SLUICE_SCHEMA.after_end(v_released);
 
   -- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
   -- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
@@ -638,11 +739,7 @@ BEGIN
     RAISE EXCEPTION 'Batch % does not exist or is already sealed', p_batch USING ERRCODE = 'SLU00';
   END IF;
   IF b.finished_at IS NOT NULL THEN
-    INSERT INTO :SLUICE_SCHEMA.jobs (queue, name, payload, priority, max_attempts)
-    SELECT cb.value->>'queue', cb.value->>'name', b.properties, (cb.value->>'priority')::smallint,
-           (cb.value->>'maxAttempts')::integer
-    FROM jsonb_each(b.callbacks) AS cb
-    WHERE cb.key = 'onFinish' OR (cb.key = 'onSuccess' AND b.discarded = 0) OR (cb.key = 'onDiscard' AND b.discarded > 0);
+    PERFORM :SLUICE_SCHEMA.fire_batch_callbacks(ARRAY[b.id]);
   END IF;
   RETURN QUERY SELECT b.total, b.finished_at IS NOT NULL;
 END

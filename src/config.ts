@@ -1,4 +1,11 @@
 import { z } from 'zod'
+import {
+  type CircuitBreakerOptions,
+  type QueueOptions,
+  type QueueSettings,
+  queuesSchema,
+  resolveQueues,
+} from './controls/queues.js'
 import type { Db, QueryHook } from './db/types.js'
 import { ConfigError, toIssues } from './errors.js'
 import type { AnyJob } from './jobs/define.js'
@@ -36,6 +43,10 @@ export interface SluiceOptions {
   maxPayloadBytes?: number
   drain?: Partial<DrainDefaults>
   maintenance?: Partial<MaintenanceOptions>
+  /** Per-queue settings: single active consumer, global concurrency, circuit breaker. */
+  queues?: Record<string, QueueOptions>
+  /** The circuit breaker every queue gets unless its own settings say otherwise; `false` turns it off. */
+  circuitBreaker?: false | Partial<CircuitBreakerOptions>
   /** Where warnings go (e.g. duplicates discarded with unique.onConflict 'log'). Default `console`. */
   logger?: Logger
   /** Where environment defaults come from. Default `process.env` where it exists. */
@@ -59,6 +70,8 @@ export interface ResolvedConfig {
   readonly maxPayloadBytes: number
   readonly drain: Readonly<DrainDefaults>
   readonly maintenance: Readonly<MaintenanceOptions>
+  /** Every known queue's settings: those of the jobs' queues and of `queues`. */
+  readonly queueSettings: readonly QueueSettings[]
 }
 
 const drainSchema = z
@@ -103,6 +116,20 @@ const optionsSchema = z
       .optional(),
     drain: drainSchema.partial().optional(),
     maintenance: maintenanceOptionsSchema.optional(),
+    queues: queuesSchema.optional(),
+    circuitBreaker: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            threshold: z.number().int().min(1),
+            baseMs: z.number().int().min(1),
+            capMs: z.number().int().min(1),
+          })
+          .partial()
+          .strict(),
+      ])
+      .optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
     logger: z
       .custom<Logger>(
@@ -141,6 +168,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     if (jobs.has(job.name)) throw new ConfigError(`Two jobs are named "${job.name}".`)
     jobs.set(job.name, job)
   }
+  const queueNames = [...new Set([...jobs.values()].map((job) => job.queue))].sort()
   const hooks =
     options.hooks === undefined ? [] : Array.isArray(options.hooks) ? options.hooks : [options.hooks]
   return Object.freeze({
@@ -148,11 +176,12 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     database,
     schema,
     jobs,
-    queues: [...new Set([...jobs.values()].map((job) => job.queue))].sort(),
+    queues: queueNames,
     hooks: Object.freeze([...(hooks as Hooks[])]),
     onQuery: options.onQuery,
     maxPayloadBytes: options.maxPayloadBytes ?? 256 * 1024,
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
     maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),
+    queueSettings: Object.freeze(resolveQueues(queueNames, options.queues ?? {}, options.circuitBreaker)),
   })
 }

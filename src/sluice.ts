@@ -1,4 +1,6 @@
 import { type ResolvedConfig, resolveConfig, type SluiceOptions } from './config.js'
+import { type ControlsApi, controlsApi } from './controls/api.js'
+import { controlTasks } from './controls/tasks.js'
 import { connect } from './db/connect.js'
 import { instrument } from './db/instrument.js'
 import type { Db } from './db/types.js'
@@ -36,7 +38,7 @@ export interface DeadLetterQuery {
   before?: string
 }
 
-export interface Sluice {
+export interface Sluice extends ControlsApi {
   readonly config: ResolvedConfig
   /** The database Sluice runs on (instrumented with `onQuery`). */
   db(): Promise<Db>
@@ -87,7 +89,7 @@ export function createSluice(options: SluiceOptions): Sluice {
   const config = resolveConfig(options)
   const hooks = new HookRunner(config.hooks)
   const t = quoteSchema(config.schema)
-  const tasks = coreTasks(config.maintenance)
+  const tasks = [...coreTasks(config.maintenance), ...controlTasks(config.maintenance, config.queueSettings)]
   validateTasks(tasks)
   let opened: Promise<Db> | undefined
   const db = (): Promise<Db> => {
@@ -134,11 +136,15 @@ export function createSluice(options: SluiceOptions): Sluice {
     return results
   }
 
+  const controls = controlsApi(db, t, config)
   const sluice: Sluice = {
+    ...controls,
     config,
     db,
     async migrate() {
-      return migrate(await db(), config.schema)
+      const result = await migrate(await db(), config.schema)
+      await controls.syncQueues()
+      return result
     },
     async enqueue(jobOrName, input, opts = {}) {
       const job = resolveJob(config.jobs, jobOrName)

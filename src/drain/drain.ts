@@ -80,6 +80,29 @@ function mayStart(expected: number, clock: Clock): boolean {
   return clock.ran === 0 && now < clock.deadline && expected > clock.deadline - clock.started
 }
 
+/**
+ * The batch as units of work: each job of an ordinary queue alone; all jobs of one
+ * single-consumer queue as one chain, run one after another in claim order.
+ */
+function units(rows: readonly ClaimedRow[]): ClaimedRow[][] {
+  const chains = new Map<string, ClaimedRow[]>()
+  const out: ClaimedRow[][] = []
+  for (const row of rows) {
+    if (!row.single_consumer) {
+      out.push([row])
+      continue
+    }
+    let chain = chains.get(row.queue)
+    if (!chain) {
+      chain = []
+      chains.set(row.queue, chain)
+      out.push(chain)
+    }
+    chain.push(row)
+  }
+  return out
+}
+
 async function runBatch(
   rows: ClaimedRow[],
   config: ResolvedConfig,
@@ -90,30 +113,42 @@ async function runBatch(
 ): Promise<Batch> {
   const deadline = clock.deadline
   const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
+  const work = units(rows)
   let next = 0
   let outOfTime = false
+  const handBack = (row: ClaimedRow): void => {
+    batch.handBacks.push({ id: row.id, token: row.token, dueAt: row.due_at })
+  }
+  /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
+  const run = async (row: ClaimedRow): Promise<boolean> => {
+    const job = config.jobs.get(row.name)
+    if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
+      // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
+      outOfTime = true
+      handBack(row)
+      return false
+    }
+    clock.ran++
+    const outcome = await execute(row, job, { hooks, deadline })
+    if (outcome.kind === 'failed') {
+      batch.failures.push(outcome.failure)
+      return false
+    }
+    batch.completions.push(outcome.completion)
+    if (outcome.kind === 'expired') batch.expired++
+    else if (outcome.completion.durationMs !== null) durations.record(row.name, outcome.completion.durationMs)
+    return true
+  }
   const worker = async (): Promise<void> => {
-    while (next < rows.length) {
-      const row = rows[next++]!
-      const job = config.jobs.get(row.name)
-      if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
-        // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
-        outOfTime = true
-        batch.handBacks.push({ id: row.id, token: row.token, dueAt: row.due_at })
-        continue
-      }
-      clock.ran++
-      const outcome = await execute(row, job, { hooks, deadline })
-      if (outcome.kind === 'failed') batch.failures.push(outcome.failure)
-      else {
-        batch.completions.push(outcome.completion)
-        if (outcome.kind === 'expired') batch.expired++
-        else if (outcome.completion.durationMs !== null)
-          durations.record(row.name, outcome.completion.durationMs)
-      }
+    while (next < work.length) {
+      const chain = work[next++]!
+      let i = 0
+      while (i < chain.length && (await run(chain[i]!))) i++
+      // The rest of a stopped chain goes back untouched, in order.
+      for (const row of chain.slice(i + 1)) handBack(row)
     }
   }
-  await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker))
+  await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker))
   return batch
 }
 

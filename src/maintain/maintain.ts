@@ -37,12 +37,18 @@ export interface MaintenanceOptions {
   batchSize: number
   /** Default interval for the built-in tasks, ms. Default 30 s. */
   intervalMs: number
+  /** How long finished batches are kept, ms. Default 7 days. */
+  batchRetentionMs: number
+  /** How long job stats are kept, ms. Default 7 days. */
+  statsRetentionMs: number
 }
 
 export const MAINTENANCE_DEFAULTS: MaintenanceOptions = {
   archiveRetentionMs: 7 * 86_400_000,
   batchSize: 10_000,
   intervalMs: 30_000,
+  batchRetentionMs: 7 * 86_400_000,
+  statsRetentionMs: 7 * 86_400_000,
 }
 
 export const maintenanceOptionsSchema = z
@@ -50,12 +56,16 @@ export const maintenanceOptionsSchema = z
     archiveRetentionMs: z.number().int().min(0),
     batchSize: z.number().int().min(1).max(1_000_000),
     intervalMs: z.number().int().min(0).max(86_400_000),
+    batchRetentionMs: z.number().int().min(0),
+    statsRetentionMs: z.number().int().min(0),
   })
   .strict()
   .partial()
 
-const count = async (db: Db, statement: { text: string; values: readonly unknown[] }): Promise<number> =>
-  (await db.query<{ n: number }>(statement)).rows[0]?.n ?? 0
+export const count = async (
+  db: Db,
+  statement: { text: string; values: readonly unknown[] },
+): Promise<number> => (await db.query<{ n: number }>(statement)).rows[0]?.n ?? 0
 
 /** The built-in tasks every deployment runs. Later features add theirs to the same list. */
 export function coreTasks(options: MaintenanceOptions): MaintenanceTask[] {

@@ -36,32 +36,11 @@ SELECT count(*)::int AS n FROM gone`,
 
 /**
  * Dead-letters jobs whose last attempt never settled: the lease ran out with no attempts
- * left, typically because the handler crashed or timed out the function every time.
+ * left, typically because the handler crashed or timed out the function every time. Their
+ * slots, locks and batch counts are released as for any dead letter.
  */
 export function buryExhausted(t: string, limit: number): Statement {
-  return {
-    text: `WITH dead AS (
-  DELETE FROM ${t}.jobs j
-  WHERE j.id IN (
-    SELECT id FROM ${t}.jobs
-    WHERE lease_token IS NOT NULL AND run_at <= now() AND attempts >= max_attempts
-    ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED
-  )
-  RETURNING j.*
-), buried AS (
-  INSERT INTO ${t}.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, last_error, errors)
-  SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-         jsonb_path_query_array(errors || jsonb_build_array(e), '$[last - 9 to last]')
-  FROM (SELECT d.*, jsonb_build_object('name', 'LeaseExpired', 'attempt', d.attempts, 'at', now(),
-          'message', 'The lease of the last attempt ran out before it was settled (the drain crashed or timed out)') AS e
-        FROM dead d) x
-  ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
-    errors = excluded.errors
-  RETURNING 1
-)
-SELECT count(*)::int AS n FROM buried`,
-    values: [limit],
-  }
+  return { text: `SELECT ${t}.bury_exhausted($1) AS n`, values: [limit] }
 }
 
 /** Deletes archived jobs older than the retention, at most `limit` per call. */

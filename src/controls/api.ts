@@ -1,0 +1,100 @@
+import { z } from 'zod'
+import type { ResolvedConfig } from '../config.js'
+import { sqlStateOf } from '../db/errors.js'
+import type { Db } from '../db/types.js'
+import { toIssues, ValidationError } from '../errors.js'
+import type { AnyJob } from '../jobs/define.js'
+import { resolveJob } from '../jobs/enqueue.js'
+import { assertName } from '../names.js'
+import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
+import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from './queues.js'
+
+export interface BatchOptions extends BatchCallbacks {
+  /** Given to every callback as its input; checked against each callback job's input schema. */
+  properties?: unknown
+}
+
+export interface ControlsApi {
+  /** Pauses a queue by hand: drains skip it until resume(), whatever the circuit breaker does. */
+  pause(queue: string): Promise<void>
+  /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
+  resume(queue: string): Promise<boolean>
+  /** Every queue's stored state: pause, breaker, single-consumer lease. */
+  queueStates(): Promise<QueueStateRow[]>
+  /** Writes the queues' settings from code (also done by migrate() and by maintenance). */
+  syncQueues(): Promise<void>
+  createBatch(options?: BatchOptions): Promise<{ id: string }>
+  /** No more jobs join the batch; a batch already done finishes (and fires its callbacks) now. */
+  sealBatch(id: string): Promise<{ total: number; finished: boolean }>
+  /** Creates a batch, lets `fill` enqueue into it (`{ batch: id }`), then seals it. */
+  batch(
+    options: BatchOptions,
+    fill: (id: string) => Promise<void>,
+  ): Promise<{ id: string; total: number; finished: boolean }>
+  getBatch(id: string): Promise<BatchRow | null>
+}
+
+const batchId = z.string().regex(/^[0-9]{1,19}$/, 'must be a batch id')
+
+export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedConfig): ControlsApi {
+  const callbackJob = (job: AnyJob | undefined, key: string, properties: unknown): void => {
+    if (!job) return
+    resolveJob(config.jobs, job)
+    const parsed = job.input.safeParse(properties)
+    if (!parsed.success) {
+      throw new ValidationError(
+        `Batch properties do not fit the input of ${key} job "${job.name}": ${parsed.error.issues[0]?.message}`,
+        toIssues(parsed.error.issues),
+      )
+    }
+  }
+  const id = (value: string): string => {
+    const parsed = batchId.safeParse(value)
+    if (!parsed.success) throw new ValidationError(`Invalid batch id ${JSON.stringify(value)}`)
+    return parsed.data
+  }
+  const api: ControlsApi = {
+    async pause(queue) {
+      await (await db()).query(pauseQueue(t, assertName('queue', queue)))
+    },
+    async resume(queue) {
+      const { rows } = await (await db()).query(resumeQueue(t, assertName('queue', queue)))
+      return rows.length > 0
+    },
+    async queueStates() {
+      return (await (await db()).query<QueueStateRow>(queueStates(t))).rows
+    },
+    async syncQueues() {
+      await (await db()).query(syncQueues(t, config.queueSettings))
+    },
+    async createBatch(options = {}) {
+      const properties = options.properties ?? {}
+      callbackJob(options.onFinish, 'onFinish', properties)
+      callbackJob(options.onSuccess, 'onSuccess', properties)
+      callbackJob(options.onDiscard, 'onDiscard', properties)
+      const { rows } = await (await db()).query<{ id: string }>(createBatch(t, options, properties))
+      return { id: rows[0]!.id }
+    },
+    async sealBatch(batch) {
+      try {
+        const { rows } = await (await db()).query<{ total: number; finished: boolean }>(
+          sealBatch(t, id(batch)),
+        )
+        return rows[0]!
+      } catch (error) {
+        if (sqlStateOf(error) === 'SLU00') throw new ValidationError((error as Error).message)
+        throw error
+      }
+    },
+    async batch(options, fill) {
+      const { id: created } = await api.createBatch(options)
+      await fill(created)
+      return { id: created, ...(await api.sealBatch(created)) }
+    },
+    async getBatch(batch) {
+      const { rows } = await (await db()).query<BatchRow>(getBatch(t, id(batch)))
+      return rows[0] ?? null
+    },
+  }
+  return api
+}

@@ -1,0 +1,36 @@
+import { count, type MaintenanceOptions, type MaintenanceTask } from '../maintain/maintain.js'
+import { pruneBatches } from './batches.js'
+import { pruneStats, reapLocks, reapQueueLeases, reconcileSemaphores } from './locks.js'
+import { type QueueSettings, syncQueues } from './queues.js'
+
+/** Maintenance for the job controls: settings sync, lock and slot recovery, retention. */
+export function controlTasks(
+  options: MaintenanceOptions,
+  queues: readonly QueueSettings[],
+): MaintenanceTask[] {
+  const every = options.intervalMs
+  return [
+    {
+      name: 'sync-queues',
+      intervalMs: every,
+      run: async ({ db, t }) => (await db.query(syncQueues(t, queues))).rowCount,
+    },
+    {
+      name: 'reconcile-semaphores',
+      intervalMs: every,
+      run: ({ db, t }) => count(db, reconcileSemaphores(t, options.batchSize)),
+    },
+    { name: 'reap-locks', intervalMs: every, run: ({ db, t }) => count(db, reapLocks(t, options.batchSize)) },
+    { name: 'reap-queue-leases', intervalMs: every, run: ({ db, t }) => count(db, reapQueueLeases(t)) },
+    {
+      name: 'prune-batches',
+      intervalMs: every,
+      run: ({ db, t }) => count(db, pruneBatches(t, options.batchRetentionMs, options.batchSize)),
+    },
+    {
+      name: 'prune-stats',
+      intervalMs: every,
+      run: ({ db, t }) => count(db, pruneStats(t, options.statsRetentionMs, options.batchSize)),
+    },
+  ]
+}
