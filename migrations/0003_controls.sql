@@ -639,9 +639,10 @@ DECLARE
 BEGIN
   FOR r IN
     SELECT x.*, x.o AS ordinal
-    FROM jsonb_to_recordset(p_rows) WITH ORDINALITY AS x(
+    FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
       q text, n text, p jsonb, pr smallint, m integer, r timestamptz, d bigint,
-      ck text, cl integer, ct bigint, cc text, uk text, us text, uc text, ut bigint, b bigint, o bigint)
+      ck text, cl integer, ct bigint, cc text, uk text, us text, uc text, ut bigint, b bigint))
+      WITH ORDINALITY AS x(q, n, p, pr, m, r, d, ck, cl, ct, cc, uk, us, uc, ut, b, o)
     ORDER BY x.ck NULLS FIRST, x.o
   LOOP
     v_id := nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id'));

@@ -1,0 +1,45 @@
+/** Records handler executions to measure how many ran at once. */
+export class OverlapRecorder {
+  private running = 0
+  max = 0
+  readonly starts: { key: string; at: number }[] = []
+  readonly ends = new Map<string, number>()
+
+  async track<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    this.running++
+    this.max = Math.max(this.max, this.running)
+    this.starts.push({ key, at: performance.now() })
+    try {
+      return await fn()
+    } finally {
+      this.running--
+      this.ends.set(key, performance.now())
+    }
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Runs `count` drains in parallel, each looping until it finds nothing. */
+export async function drainAll(
+  drains: readonly { drain(o?: object): Promise<{ claimed: number; completed: number }> }[],
+  options: object = {},
+  rounds = 1000,
+): Promise<number> {
+  const totals = await Promise.all(
+    drains.map(async (s) => {
+      let done = 0
+      let idle = 0
+      for (let i = 0; i < rounds && idle < 3; i++) {
+        const summary = await s.drain(options)
+        done += summary.completed
+        if (summary.claimed === 0) {
+          idle++
+          await sleep(20)
+        } else idle = 0
+      }
+      return done
+    }),
+  )
+  return totals.reduce((a, b) => a + b, 0)
+}
