@@ -346,6 +346,13 @@ BEGIN
     RETURN;
   END IF;
 
+  -- Queues with a global cap: claims take turns (the row lock is held to the end of this
+  -- claim), so each one counts the jobs in flight after the previous claim committed.
+  PERFORM 1 FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (v_open) AND c.global_cap IS NOT NULL
+  ORDER BY c.name
+  FOR UPDATE;
+
   WITH open AS (
     SELECT q.name,
            coalesce(c.single_consumer, false) AS single_consumer,

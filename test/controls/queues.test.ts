@@ -1,0 +1,185 @@
+import { spawnSync } from 'node:child_process'
+import pg from 'pg'
+import { afterEach, expect, test } from 'vitest'
+import { z } from 'zod'
+import { createSluice, defineJob, fromPg, type Sluice } from '../../src/index.js'
+import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
+
+let env: TestSluice | undefined
+const pools: pg.Pool[] = []
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.end()))
+  await env?.cleanup()
+  env = undefined
+})
+
+function onConnections(
+  schema: string,
+  options: Omit<Parameters<typeof createSluice>[0], 'schema'>,
+  n: number,
+): Sluice[] {
+  return Array.from({ length: n }, () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
+    pools.push(pool)
+    return createSluice({ ...options, database: fromPg(pool), schema })
+  })
+}
+
+const breakerUntil = async (e: TestSluice): Promise<number | null> => {
+  const [row] = await e.sql<{ ms: number | null }>(
+    `SELECT (extract(epoch FROM breaker_until - now()) * 1000)::float8 AS ms FROM $schema.queues WHERE name = 'flaky'`,
+  )
+  return row!.ms
+}
+
+test('circuit breaker: trips, pauses, resumes, doubles its backoff, caps it, resets after a success', async () => {
+  let fail = true
+  const job = defineJob({
+    name: 'call-partner',
+    queue: 'flaky',
+    input: z.object({ n: z.number() }),
+    retry: { maxAttempts: 100, baseDelayMs: 0, jitter: 0 },
+    run: () => {
+      if (fail) throw new Error('partner down')
+    },
+  })
+  env = await makeSluice({ jobs: [job], circuitBreaker: { threshold: 3, baseMs: 10_000, capMs: 25_000 } })
+  await env.sluice.enqueueMany(
+    job,
+    Array.from({ length: 3 }, (_, n) => ({ n })),
+  )
+  const reopen = () => env!.sql(`UPDATE $schema.queues SET breaker_until = now() - interval '1 ms'`)
+
+  // Trip 1: three consecutive failures pause the queue for 10 s.
+  expect(await env.sluice.drain({ concurrency: 1 })).toMatchObject({ failed: 3 })
+  const first = await breakerUntil(env)
+  expect(first).toBeGreaterThan(9_000)
+  expect(first).toBeLessThanOrEqual(10_000)
+  expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
+
+  // Trip 2 doubles to 20 s; trip 3 would be 40 s but is capped at 25 s.
+  await reopen()
+  expect(await env.sluice.drain({ concurrency: 1 })).toMatchObject({ failed: 3 })
+  expect(await breakerUntil(env)).toBeGreaterThan(19_000)
+  await reopen()
+  expect(await env.sluice.drain({ concurrency: 1 })).toMatchObject({ failed: 3 })
+  const capped = await breakerUntil(env)
+  expect(capped).toBeGreaterThan(24_000)
+  expect(capped).toBeLessThanOrEqual(25_000)
+
+  // A success resets the count and the trips.
+  await reopen()
+  fail = false
+  expect(await env.sluice.drain()).toMatchObject({ completed: 3 })
+  expect(
+    await env.sql(`SELECT consecutive_failures, trips FROM $schema.queues WHERE name = 'flaky'`),
+  ).toEqual([{ consecutive_failures: 0, trips: 0 }])
+})
+
+test('a manual pause survives the breaker and everything else until resume', async () => {
+  const job = defineJob({ name: 'paused-job', queue: 'held', input: z.object({}), run: () => {} })
+  env = await makeSluice({ jobs: [job] })
+  await env.sluice.enqueue(job, {})
+  await env.sluice.pause('held')
+  expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
+  // Maintenance (settings sync included) and a breaker reset leave the pause alone.
+  await env.sql(`UPDATE $schema.maintenance SET next_run_at = now() - interval '1 ms'`)
+  await env.sluice.maintain()
+  await env.sluice.migrate()
+  await env.sql(`UPDATE $schema.queues SET breaker_until = NULL, consecutive_failures = 0`)
+  expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
+  expect((await env.sluice.queueStates()).find((q) => q.name === 'held')).toMatchObject({ paused: true })
+  expect(await env.sluice.resume('held')).toBe(true)
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  await expect(env.sluice.pause("held'; --")).rejects.toMatchObject({ code: 'INVALID_NAME' })
+})
+
+test('single active consumer: two concurrent drains process an ordered queue strictly in order', async () => {
+  const order: number[] = []
+  const recorder = new OverlapRecorder()
+  const job = defineJob({
+    name: 'ledger-entry',
+    queue: 'ledger',
+    input: z.object({ n: z.number() }),
+    retry: { maxAttempts: 3, baseDelayMs: 50, jitter: 0 },
+    run: async (input, ctx) =>
+      recorder.track(`${input.n}:${ctx.attempt}`, async () => {
+        // Entry 5 fails once: order must hold across its retry.
+        if (input.n === 5 && ctx.attempt === 1) throw new Error('transient')
+        order.push(input.n)
+        await sleep(1)
+      }),
+  })
+  const options = { jobs: [job], queues: { ledger: { singleActiveConsumer: true } } }
+  env = await makeSluice(options)
+  await env.sluice.enqueueMany(
+    job,
+    Array.from({ length: 60 }, (_, n) => ({ n })),
+  )
+  await drainAll(onConnections(env.schema, options, 2), { concurrency: 8, batchSize: 10 })
+  expect(order).toEqual(Array.from({ length: 60 }, (_, n) => n))
+  expect(recorder.max).toBe(1)
+})
+
+test('single active consumer: when the holder dies, another drain takes over after the lease', async () => {
+  const job = defineJob({ name: 'ordered', queue: 'sac', input: z.object({ n: z.number() }), run: () => {} })
+  const options = { jobs: [job], queues: { sac: { singleActiveConsumer: true } } }
+  env = await makeSluice(options)
+  await env.sluice.enqueueMany(job, [{ n: 1 }, { n: 2 }])
+  // A drain takes the queue's lease (and the jobs) and is killed.
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      `
+      import pg from 'pg'
+      const c = new pg.Client({ connectionString: process.env.DATABASE_URL }); await c.connect()
+      await c.query(\`SELECT * FROM "${env.schema}".claim(ARRAY['sac'], 10, 60000, 'doomed', 0, 0)\`)
+      process.kill(process.pid, 'SIGKILL')`,
+    ],
+    { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', input: '' },
+  )
+  expect(child.signal).toBe('SIGKILL')
+  expect(await env.sql(`SELECT holder FROM $schema.queue_leases`)).toEqual([{ holder: 'doomed' }])
+  expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
+  await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
+  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
+})
+
+test('consumer priority: a lower-priority drain skips a queue a higher-priority one is serving', async () => {
+  const job = defineJob({ name: 'prio', queue: 'shared', input: z.object({}), run: () => {} })
+  env = await makeSluice({ jobs: [job] })
+  await env.sluice.enqueueMany(job, [{}, {}])
+  await env.sql(
+    `INSERT INTO $schema.invocations (id, queues, priority, expires_at) VALUES ('vip', ARRAY['shared'], 10, now() + interval '1 minute')`,
+  )
+  expect(await env.sluice.drain({ priority: 0 })).toMatchObject({ claimed: 0 })
+  expect(await env.sluice.drain({ priority: 10 })).toMatchObject({ completed: 2 })
+  await env.sluice.enqueue(job, {})
+  // Once the high-priority drain's lease goes stale, the others resume.
+  await env.sql(`UPDATE $schema.invocations SET expires_at = now() - interval '1 ms' WHERE id = 'vip'`)
+  expect(await env.sluice.drain({ priority: 0 })).toMatchObject({ completed: 1 })
+})
+
+test('flow control: a global cap bounds the jobs leased at once across drains', async () => {
+  const recorder = new OverlapRecorder()
+  const job = defineJob({
+    name: 'capped',
+    queue: 'partner-api',
+    input: z.object({ n: z.number() }),
+    run: (input) => recorder.track(String(input.n), () => sleep(5)),
+  })
+  const options = { jobs: [job], queues: { 'partner-api': { globalConcurrency: 2 } } }
+  env = await makeSluice(options)
+  await env.sluice.enqueueMany(
+    job,
+    Array.from({ length: 40 }, (_, n) => ({ n })),
+  )
+  expect(await drainAll(onConnections(env.schema, options, 4), { concurrency: 10 })).toBe(40)
+  expect(recorder.max).toBeLessThanOrEqual(2)
+  expect(recorder.max).toBeGreaterThan(0)
+})
