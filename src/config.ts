@@ -6,6 +6,7 @@ import {
   queuesSchema,
   resolveQueues,
 } from './controls/queues.js'
+import type { RecurringTask } from './controls/recurring.js'
 import type { Db, QueryHook } from './db/types.js'
 import { ConfigError, toIssues } from './errors.js'
 import type { AnyJob } from './jobs/define.js'
@@ -43,6 +44,8 @@ export interface SluiceOptions {
   maxPayloadBytes?: number
   drain?: Partial<DrainDefaults>
   maintenance?: Partial<MaintenanceOptions>
+  /** Recurring tasks (from defineRecurring): maintenance enqueues each due slot once. */
+  recurring?: readonly RecurringTask[]
   /** Per-queue settings: single active consumer, global concurrency, circuit breaker. */
   queues?: Record<string, QueueOptions>
   /** The circuit breaker every queue gets unless its own settings say otherwise; `false` turns it off. */
@@ -72,6 +75,7 @@ export interface ResolvedConfig {
   readonly maintenance: Readonly<MaintenanceOptions>
   /** Every known queue's settings: those of the jobs' queues and of `queues`. */
   readonly queueSettings: readonly QueueSettings[]
+  readonly recurring: readonly RecurringTask[]
 }
 
 const drainSchema = z
@@ -117,6 +121,14 @@ const optionsSchema = z
     drain: drainSchema.partial().optional(),
     maintenance: maintenanceOptionsSchema.optional(),
     queues: queuesSchema.optional(),
+    recurring: z
+      .array(
+        z.custom<RecurringTask>(
+          (r) => typeof (r as RecurringTask | undefined)?.schedule === 'object',
+          'must come from defineRecurring()',
+        ),
+      )
+      .optional(),
     circuitBreaker: z
       .union([
         z.literal(false),
@@ -168,6 +180,17 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     if (jobs.has(job.name)) throw new ConfigError(`Two jobs are named "${job.name}".`)
     jobs.set(job.name, job)
   }
+  const recurring = options.recurring ?? []
+  const taskNames = new Set<string>()
+  for (const task of recurring) {
+    if (taskNames.has(task.name)) throw new ConfigError(`Two recurring tasks are named "${task.name}".`)
+    taskNames.add(task.name)
+    if (jobs.get(task.job.name) !== task.job) {
+      throw new ConfigError(
+        `Recurring task "${task.name}" runs job "${task.job.name}", which is not in \`jobs\`.`,
+      )
+    }
+  }
   const queueNames = [...new Set([...jobs.values()].map((job) => job.queue))].sort()
   const hooks =
     options.hooks === undefined ? [] : Array.isArray(options.hooks) ? options.hooks : [options.hooks]
@@ -182,6 +205,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     maxPayloadBytes: options.maxPayloadBytes ?? 256 * 1024,
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
     maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),
+    recurring: Object.freeze([...recurring]),
     queueSettings: Object.freeze(resolveQueues(queueNames, options.queues ?? {}, options.circuitBreaker)),
   })
 }

@@ -1,4 +1,13 @@
 export type { DrainDefaults, ResolvedConfig, SluiceOptions } from './config.js'
+export type { BatchOptions, ControlsApi } from './controls/api.js'
+export type { BatchCallbacks, BatchRow } from './controls/batches.js'
+export type { CircuitBreakerOptions, QueueOptions, QueueStateRow } from './controls/queues.js'
+export {
+  defineRecurring,
+  type RecurringOptions,
+  type RecurringRun,
+  type RecurringTask,
+} from './controls/recurring.js'
 export { clientDb, fromClient } from './db/client.js'
 export { connect } from './db/connect.js'
 export { PG } from './db/errors.js'
@@ -37,6 +46,7 @@ export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
 export { SIGNATURE_HEADER, type SignedHeaders, sign, TIMESTAMP_HEADER } from './http/signature.js'
+export type { ConcurrencyOptions, UniqueOptions } from './jobs/define.js'
 export {
   type AnyJob,
   backoffDelay,

@@ -89,7 +89,10 @@ export function createSluice(options: SluiceOptions): Sluice {
   const config = resolveConfig(options)
   const hooks = new HookRunner(config.hooks)
   const t = quoteSchema(config.schema)
-  const tasks = [...coreTasks(config.maintenance), ...controlTasks(config.maintenance, config.queueSettings)]
+  const tasks = [
+    ...coreTasks(config.maintenance),
+    ...controlTasks(config.maintenance, config.queueSettings, config.recurring, config.maxPayloadBytes),
+  ]
   validateTasks(tasks)
   let opened: Promise<Db> | undefined
   const db = (): Promise<Db> => {

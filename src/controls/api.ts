@@ -8,6 +8,7 @@ import { resolveJob } from '../jobs/enqueue.js'
 import { assertName } from '../names.js'
 import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
 import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from './queues.js'
+import { type RecurringRun, recurringRuns } from './recurring.js'
 
 export interface BatchOptions extends BatchCallbacks {
   /** Given to every callback as its input; checked against each callback job's input schema. */
@@ -32,6 +33,8 @@ export interface ControlsApi {
     fill: (id: string) => Promise<void>,
   ): Promise<{ id: string; total: number; finished: boolean }>
   getBatch(id: string): Promise<BatchRow | null>
+  /** The execution history of recurring tasks, newest slot first. */
+  recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
 }
 
 const batchId = z.string().regex(/^[0-9]{1,19}$/, 'must be a batch id')
@@ -90,6 +93,13 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
       const { id: created } = await api.createBatch(options)
       await fill(created)
       return { id: created, ...(await api.sealBatch(created)) }
+    },
+    async recurringRuns(task, limit = 100) {
+      if (task !== undefined) assertName('job', task)
+      const { rows } = await (await db()).query<RecurringRun>(
+        recurringRuns(t, task ?? null, Math.min(Math.max(1, limit), 10_000)),
+      )
+      return rows
     },
     async getBatch(batch) {
       const { rows } = await (await db()).query<BatchRow>(getBatch(t, id(batch)))

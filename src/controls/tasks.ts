@@ -2,14 +2,28 @@ import { count, type MaintenanceOptions, type MaintenanceTask } from '../maintai
 import { pruneBatches } from './batches.js'
 import { pruneStats, reapLocks, reapQueueLeases, reconcileSemaphores } from './locks.js'
 import { type QueueSettings, syncQueues } from './queues.js'
+import { pruneRecurringRuns, type RecurringTask, runRecurring } from './recurring.js'
 
 /** Maintenance for the job controls: settings sync, lock and slot recovery, retention. */
 export function controlTasks(
   options: MaintenanceOptions,
   queues: readonly QueueSettings[],
+  recurring: readonly RecurringTask[],
+  maxPayloadBytes: number,
 ): MaintenanceTask[] {
   const every = options.intervalMs
   return [
+    {
+      // Slots are minutes apart at the finest; run on every maintenance call that finds it due.
+      name: 'recurring',
+      intervalMs: Math.min(every, 10_000),
+      run: ({ db, t }) => runRecurring(db, t, recurring, maxPayloadBytes),
+    },
+    {
+      name: 'prune-recurring-runs',
+      intervalMs: every,
+      run: ({ db, t }) => count(db, pruneRecurringRuns(t, options.statsRetentionMs, options.batchSize)),
+    },
     {
       name: 'sync-queues',
       intervalMs: every,

@@ -79,35 +79,38 @@ RETURNING id::text AS id`,
   }
 }
 
+/** One job as a row of the enqueue_controlled function's JSON input. */
+export function controlledRow(job: NewJob): string {
+  const c = job.concurrency
+  const u = job.unique
+  const meta = JSON.stringify({
+    q: job.queue,
+    n: job.name,
+    pr: job.priority,
+    m: job.maxAttempts,
+    r: job.runAt?.toISOString() ?? null,
+    d: job.delayMs,
+    ck: c?.key ?? null,
+    cl: c?.limit ?? null,
+    ct: c?.ttlMs ?? null,
+    cc: c?.onConflict ?? null,
+    uk: u?.key ?? null,
+    us: u?.strategy ?? null,
+    uc: u?.onConflict ?? null,
+    ut: u?.ttlMs ?? null,
+    b: job.batchId ?? null,
+  })
+  // The payload is already JSON: splice it in rather than escaping it again.
+  return `${meta.slice(0, -1)},"p":${job.payload}}`
+}
+
 /**
  * Jobs with controls, in one call of the enqueue_controlled function: until-executed locks,
  * concurrency slots (or blocking), batch counts, all atomic with the insert.
  */
 export function enqueueControlled(t: string, jobs: readonly NewJob[]): Statement {
-  const rows = jobs.map((job) => {
-    const c = job.concurrency
-    const u = job.unique
-    const meta = JSON.stringify({
-      q: job.queue,
-      n: job.name,
-      pr: job.priority,
-      m: job.maxAttempts,
-      r: job.runAt?.toISOString() ?? null,
-      d: job.delayMs,
-      ck: c?.key ?? null,
-      cl: c?.limit ?? null,
-      ct: c?.ttlMs ?? null,
-      cc: c?.onConflict ?? null,
-      uk: u?.key ?? null,
-      us: u?.strategy ?? null,
-      uc: u?.onConflict ?? null,
-      ut: u?.ttlMs ?? null,
-      b: job.batchId ?? null,
-    })
-    return `${meta.slice(0, -1)},"p":${job.payload}}`
-  })
   return {
     text: `SELECT ord::text AS ord, id, status, existing_id FROM ${t}.enqueue_controlled($1::jsonb) ORDER BY ord`,
-    values: [`[${rows.join(',')}]`],
+    values: [`[${jobs.map(controlledRow).join(',')}]`],
   }
 }

@@ -1,0 +1,194 @@
+import { Cron } from 'croner'
+import * as z from 'zod'
+import type { Db, Statement } from '../db/types.js'
+import { ConfigError, toIssues } from '../errors.js'
+import type { AnyJob } from '../jobs/define.js'
+import { prepare } from '../jobs/enqueue.js'
+import { nameSchema } from '../names.js'
+import { controlledRow, type NewJob } from '../sql/enqueue.js'
+
+export interface RecurringOptions {
+  /** Unique name of the task; its slots are recorded under it. */
+  name: string
+  /** A five- or six-field cron expression, e.g. `0 3 * * *`. */
+  cron: string
+  /** IANA time zone the expression is read in. Default `UTC`. */
+  timezone?: string
+  job: AnyJob
+  /** The job's input for every slot; validated at startup. */
+  input: unknown
+  /**
+   * Slots missed while maintenance did not run: `skip` enqueues only the latest one (default),
+   * `{ backfill: n }` enqueues up to the n latest.
+   */
+  missed?: 'skip' | { backfill: number }
+}
+
+export interface RecurringTask {
+  readonly name: string
+  readonly cron: string
+  readonly timezone: string
+  readonly job: AnyJob
+  readonly input: unknown
+  readonly backfill: number
+  readonly schedule: Cron
+}
+
+const optionsSchema = z
+  .object({
+    name: nameSchema,
+    cron: z.string().min(1).max(200),
+    timezone: z.string().min(1).max(100).optional(),
+    job: z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'),
+    input: z.unknown(),
+    missed: z
+      .union([z.literal('skip'), z.object({ backfill: z.number().int().min(1).max(1000) }).strict()])
+      .optional(),
+  })
+  .strict()
+
+/** Declares a recurring task. Invalid expressions, zones and inputs are caught here, at startup. */
+export function defineRecurring(options: RecurringOptions): RecurringTask {
+  const parsed = optionsSchema.safeParse(options)
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Invalid recurring task: ${parsed.error.issues[0]?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  const timezone = options.timezone ?? 'UTC'
+  let schedule: Cron
+  try {
+    schedule = new Cron(options.cron, { timezone, paused: true })
+    schedule.nextRun()
+  } catch (error) {
+    throw new ConfigError(`Recurring task "${options.name}": ${(error as Error).message}`)
+  }
+  const input = options.job.input.safeParse(options.input)
+  if (!input.success) {
+    throw new ConfigError(
+      `Recurring task "${options.name}": input does not fit job "${options.job.name}": ${input.error.issues[0]?.message}`,
+      toIssues(input.error.issues),
+    )
+  }
+  const missed = options.missed ?? 'skip'
+  return Object.freeze({
+    name: options.name,
+    cron: options.cron,
+    timezone,
+    job: options.job,
+    input: options.input,
+    backfill: missed === 'skip' ? 1 : missed.backfill,
+    schedule,
+  })
+}
+
+/** Slots of `task` after `after` up to `now`, the latest `task.backfill` of them, oldest first. */
+export function dueSlots(task: RecurringTask, after: Date, now: Date, scanLimit = 10_000): Date[] {
+  const slots: Date[] = []
+  let cursor: Date | null = after
+  for (let i = 0; i < scanLimit; i++) {
+    cursor = task.schedule.nextRun(cursor)
+    if (!cursor || cursor > now) break
+    slots.push(cursor)
+    if (slots.length > task.backfill) slots.shift()
+  }
+  return slots
+}
+
+/** Writes the definitions, removes those no longer in code, and returns each task's last slot. */
+export function syncRecurring(t: string, tasks: readonly RecurringTask[]): Statement {
+  return {
+    text: `WITH defs AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS d(name text, cron text, timezone text, job text, input jsonb)
+), up AS (
+  INSERT INTO ${t}.recurring AS r (name, cron, timezone, job, input)
+  SELECT name, cron, timezone, job, input FROM defs
+  ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, job = excluded.job, input = excluded.input
+  WHERE (r.cron, r.timezone, r.job, r.input) IS DISTINCT FROM (excluded.cron, excluded.timezone, excluded.job, excluded.input)
+), gone AS (
+  DELETE FROM ${t}.recurring r WHERE NOT EXISTS (SELECT 1 FROM defs WHERE defs.name = r.name)
+)
+SELECT d.name, r.last_slot, now() AS now FROM defs d LEFT JOIN ${t}.recurring r ON r.name = d.name`,
+    values: [
+      JSON.stringify(
+        tasks.map((task) => ({
+          name: task.name,
+          cron: task.cron,
+          timezone: task.timezone,
+          job: task.job.name,
+          input: task.input,
+        })),
+      ),
+    ],
+  }
+}
+
+export function enqueueRecurring(
+  t: string,
+  slots: readonly { task: string; slot: Date; row: NewJob }[],
+): Statement {
+  const items = slots.map(
+    (s) =>
+      `{"task":${JSON.stringify(s.task)},"slot":"${s.slot.toISOString()}","row":${controlledRow(s.row)}}`,
+  )
+  return {
+    text: `SELECT task, slot, job_id, status FROM ${t}.enqueue_recurring($1::jsonb)`,
+    values: [`[${items.join(',')}]`],
+  }
+}
+
+export interface RecurringRun {
+  task: string
+  slot: Date
+  job_id: string | null
+  status: string | null
+  enqueued_at: Date
+}
+
+export function recurringRuns(t: string, task: string | null, limit: number): Statement {
+  return {
+    text: `SELECT task, slot, job_id::text AS job_id, status, enqueued_at FROM ${t}.recurring_runs
+WHERE ($1::text IS NULL OR task = $1) ORDER BY slot DESC LIMIT $2`,
+    values: [task, limit],
+  }
+}
+
+export function pruneRecurringRuns(t: string, retentionMs: number, limit: number): Statement {
+  return {
+    text: `WITH gone AS (
+  DELETE FROM ${t}.recurring_runs WHERE (task, slot) IN (
+    SELECT task, slot FROM ${t}.recurring_runs WHERE enqueued_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)
+  RETURNING 1
+)
+SELECT count(*)::int AS n FROM gone`,
+    values: [retentionMs, limit],
+  }
+}
+
+/**
+ * One maintenance pass: sync the definitions, then enqueue every task's due slots. New tasks
+ * start from the moment they are first seen: slots before that are not backfilled.
+ */
+export async function runRecurring(
+  db: Db,
+  t: string,
+  tasks: readonly RecurringTask[],
+  maxPayloadBytes: number,
+): Promise<number> {
+  const { rows } = await db.query<{ name: string; last_slot: Date | null; now: Date }>(
+    syncRecurring(t, tasks),
+  )
+  const byName = new Map(tasks.map((task) => [task.name, task]))
+  const slots: { task: string; slot: Date; row: NewJob }[] = []
+  for (const row of rows) {
+    const task = byName.get(row.name)
+    if (!task || !row.last_slot) continue
+    for (const slot of dueSlots(task, row.last_slot, row.now)) {
+      slots.push({ task: task.name, slot, row: prepare(task.job, task.input, {}, maxPayloadBytes) })
+    }
+  }
+  if (slots.length === 0) return 0
+  const result = await db.query(enqueueRecurring(t, slots))
+  return result.rows.length
+}
