@@ -22,6 +22,12 @@ export {
   ValidationError,
 } from './errors.js'
 export {
+  type AnyContract,
+  type ContractOptions,
+  defineContract,
+  type JobContract,
+} from './jobs/contract.js'
+export {
   type AnyJob,
   backoffDelay,
   DEFAULT_PRIORITY,
@@ -31,6 +37,7 @@ export {
   type JobDefinition,
   type JobInput,
   type JobOptions,
+  type JobShape,
   MAX_PRIORITY,
   MIN_PRIORITY,
   type RetryPolicy,

@@ -46,7 +46,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.2,
 }
 
-const retrySchema = z
+export const retrySchema = z
   .object({
     maxAttempts: z.number().int().min(1).max(1000),
     baseDelayMs: z.number().int().min(0),
@@ -57,12 +57,24 @@ const retrySchema = z
   .partial()
   .strict()
 
+/** A retry option: a number of attempts or a (partial) policy. */
+export const retryOptionSchema = z.union([z.number().int().min(1).max(1000), retrySchema])
+
+/** The full policy from a retry option, defaults filled in. */
+export function resolveRetry(retry: number | Partial<RetryPolicy> | undefined): Readonly<RetryPolicy> {
+  const policy =
+    typeof retry === 'number'
+      ? { ...DEFAULT_RETRY, maxAttempts: retry }
+      : { ...DEFAULT_RETRY, ...(retry ?? {}) }
+  return Object.freeze(policy)
+}
+
 const definitionSchema = z
   .object({
     name: nameSchema,
     queue: nameSchema.optional(),
     input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema'),
-    retry: z.union([z.number().int().min(1).max(1000), retrySchema]).optional(),
+    retry: retryOptionSchema.optional(),
     timeout: z.number().int().positive().max(86_400_000).optional(),
     queueTimeout: z.number().int().positive().optional(),
     priority: prioritySchema.optional(),
@@ -89,24 +101,35 @@ export interface JobOptions<S extends z.ZodType> {
   run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
-export interface JobDefinition<S extends z.ZodType = z.ZodType> {
-  readonly kind: 'job'
+/**
+ * What enqueueing needs to know about a job, and all it needs: the part a JobDefinition
+ * shares with a JobContract (defineContract), which carries no handler.
+ */
+export interface JobShape<S extends z.ZodType = z.ZodType> {
   readonly name: string
   readonly queue: string
   readonly input: S
-  readonly retry: RetryPolicy
+  readonly retry: Readonly<RetryPolicy>
+  readonly priority: number
+}
+
+export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape<S> {
+  readonly kind: 'job'
   readonly timeout: number
   readonly queueTimeout: number | undefined
-  readonly priority: number
   readonly run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
 export type AnyJob = JobDefinition<z.ZodType>
-export type JobInput<J> = J extends JobDefinition<infer S> ? z.input<S> : never
+/** The input a job (or a contract) accepts at enqueue. */
+export type JobInput<J> = J extends JobShape<infer S> ? z.input<S> : never
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
-/** Declares a job: its name, queue, input schema, retry policy, limits and handler. */
+/**
+ * Declares a job: its name, queue, input schema, retry policy, limits and handler.
+ * A contract's fields can be spread in: `defineJob({ ...welcomeEmailContract, run })`.
+ */
 export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefinition<S> {
   const parsed = definitionSchema.safeParse(options)
   if (!parsed.success) {
@@ -116,16 +139,12 @@ export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefin
       toIssues(parsed.error.issues),
     )
   }
-  const retry =
-    typeof options.retry === 'number'
-      ? { ...DEFAULT_RETRY, maxAttempts: options.retry }
-      : { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
   return Object.freeze({
     kind: 'job' as const,
     name: options.name,
     queue: options.queue ?? DEFAULT_QUEUE,
     input: options.input,
-    retry: Object.freeze(retry),
+    retry: resolveRetry(options.retry),
     timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
     queueTimeout: options.queueTimeout,
     priority: options.priority ?? DEFAULT_PRIORITY,

@@ -1,10 +1,10 @@
 import { z } from 'zod'
 import { fromClient, isClientLike } from '../db/client.js'
 import type { Queryable } from '../db/types.js'
-import { PayloadTooLargeError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import { PayloadTooLargeError, SluiceError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
 import { enqueueMany as enqueueManySql, enqueueOne, type NewJob } from '../sql/enqueue.js'
-import type { AnyJob } from './define.js'
-import { prioritySchema } from './define.js'
+import { assertContractMatches, isContract } from './contract.js'
+import { type AnyJob, type JobShape, prioritySchema } from './define.js'
 
 export interface EnqueueOptions {
   /** Run no sooner than this many ms from now (the database's clock). */
@@ -35,16 +35,26 @@ export const enqueueOptionsSchema = z
 
 const encoder = new TextEncoder()
 
-export function resolveJob(jobs: ReadonlyMap<string, AnyJob>, job: AnyJob | string): AnyJob {
+/**
+ * The registered job for a name, a job definition or a contract. A definition must be
+ * the registered one itself; a contract must agree with it (queue, priority, attempts).
+ */
+export function resolveJob<T extends JobShape = AnyJob>(
+  jobs: ReadonlyMap<string, T>,
+  job: JobShape | string,
+): T {
   const name = typeof job === 'string' ? job : job.name
   const found = jobs.get(name)
-  if (!found || (typeof job !== 'string' && found !== job)) throw new UnknownJobError(name)
+  if (!found) throw new UnknownJobError(name)
+  if (typeof job === 'string' || found === job) return found
+  if (!isContract(job)) throw new UnknownJobError(name)
+  assertContractMatches(job, found)
   return found
 }
 
 /** Validates input and options and builds the row; throws before anything is written. */
 export function prepare(
-  job: AnyJob,
+  job: JobShape,
   input: unknown,
   options: EnqueueOptions,
   maxPayloadBytes: number,
@@ -79,6 +89,32 @@ export function prepare(
     runAt: runAt === undefined ? null : new Date(runAt),
     delayMs: delay ?? 0,
   }
+}
+
+/**
+ * `prepare` for each input of one enqueueMany call. Nothing is written unless every input
+ * is valid; a failure's issue paths start with the index of the input that failed.
+ */
+export function prepareMany(
+  job: JobShape,
+  inputs: readonly unknown[],
+  options: EnqueueOptions,
+  maxPayloadBytes: number,
+): NewJob[] {
+  if (!Array.isArray(inputs)) throw new ValidationError('enqueueMany takes an array of inputs.')
+  return inputs.map((input, i) => {
+    try {
+      return prepare(job, input, options, maxPayloadBytes)
+    } catch (error) {
+      if (error instanceof SluiceError && error.issues) {
+        throw new ValidationError(
+          `Input ${i}: ${error.message}`,
+          error.issues.map((issue) => ({ ...issue, path: [i, ...issue.path] })),
+        )
+      }
+      throw error
+    }
+  })
 }
 
 export function target(db: Queryable, tx: unknown): Queryable {
