@@ -2,8 +2,8 @@
  * Job contracts: what enqueueing needs (name, queue, input schema, priority, attempts),
  * without handlers. The edge function imports this file only, so no handler code reaches it.
  */
-import { z } from 'zod'
-import { defineContract } from '../src/index.js'
+import * as z from 'zod'
+import { defineContract } from '../src/edge.js'
 
 export const welcomeEmailContract = defineContract({
   name: 'welcome-email',

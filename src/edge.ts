@@ -1,11 +1,12 @@
 /**
  * `sluice/edge`: enqueue from edge runtimes (Vercel Edge, Cloudflare Workers) over
- * Neon's HTTP driver. No handler code, no Node built-ins. Publishing arrives with the
- * event bus.
+ * Neon's HTTP driver, as a client (createEdgeClient) or as the HTTP enqueue route
+ * (createEnqueueApp). No handler code, no Node built-ins. Publishing arrives with the event bus.
  */
 
 export { fromNeonHttp } from './db/neon-http.js'
 export type { Db, DriverKind } from './db/types.js'
+export { createEnqueueApp, type EnqueueAppOptions } from './edge/app.js'
 export {
   createEdgeClient,
   type EdgeClient,

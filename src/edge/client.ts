@@ -1,5 +1,5 @@
 import { neon } from '@neondatabase/serverless'
-import { z } from 'zod'
+import * as z from 'zod'
 import { fromNeonHttp } from '../db/neon-http.js'
 import type { Db } from '../db/types.js'
 import { ConfigError, toIssues, ValidationError } from '../errors.js'

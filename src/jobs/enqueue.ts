@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import { fromClient, isClientLike } from '../db/client.js'
 import type { Queryable } from '../db/types.js'
 import { PayloadTooLargeError, SluiceError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
@@ -32,6 +32,17 @@ export const enqueueOptionsSchema = z
       .optional(),
   })
   .strict()
+
+/** The JSON body of an HTTP enqueue (`POST /jobs/:name`): the input and the options a caller may set. */
+export const enqueueRequestSchema = z
+  .object({
+    input: z.unknown(),
+    delay: enqueueOptionsSchema.shape.delay,
+    runAt: z.iso.datetime({ offset: true }).optional(),
+    priority: enqueueOptionsSchema.shape.priority,
+  })
+  .strict()
+  .refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' })
 
 const encoder = new TextEncoder()
 
