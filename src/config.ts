@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import type { Db, QueryHook } from './db/types.js'
 import { ConfigError, toIssues } from './errors.js'
 import type { AnyJob } from './jobs/define.js'
