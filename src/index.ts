@@ -46,6 +46,12 @@ export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
 export { SIGNATURE_HEADER, type SignedHeaders, sign, TIMESTAMP_HEADER } from './http/signature.js'
+export {
+  type AnyContract,
+  type ContractOptions,
+  defineContract,
+  type JobContract,
+} from './jobs/contract.js'
 export type { ConcurrencyOptions, UniqueOptions } from './jobs/define.js'
 export {
   type AnyJob,
@@ -57,6 +63,7 @@ export {
   type JobDefinition,
   type JobInput,
   type JobOptions,
+  type JobShape,
   MAX_PRIORITY,
   MIN_PRIORITY,
   type RetryPolicy,

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import { ValidationError } from './errors.js'
 
 /** Job, queue and subscriber names: a letter or digit, then letters, digits, `_`, `-`, `.` or `:`. */

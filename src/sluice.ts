@@ -5,13 +5,14 @@ import { connect } from './db/connect.js'
 import { instrument } from './db/instrument.js'
 import type { Db } from './db/types.js'
 import { type DrainOptions, type DrainSummary, drain } from './drain/drain.js'
-import { SluiceError, ValidationError } from './errors.js'
-import type { AnyJob, JobInput } from './jobs/define.js'
+import { ValidationError } from './errors.js'
+import type { AnyJob, JobInput, JobShape } from './jobs/define.js'
 import {
   type EnqueueOptions,
   type EnqueueResult,
   insert,
   prepare,
+  prepareMany,
   resolveJob,
   target,
 } from './jobs/enqueue.js'
@@ -43,13 +44,14 @@ export interface Sluice extends ControlsApi {
   /** The database Sluice runs on (instrumented with `onQuery`). */
   db(): Promise<Db>
   migrate(): Promise<MigrateResult>
-  enqueue<J extends AnyJob>(
+  /** `job` is a registered job, its name, or a contract (defineContract) of a registered job. */
+  enqueue<J extends JobShape>(
     job: J | string,
     input: JobInput<J>,
     options?: EnqueueOptions,
   ): Promise<EnqueueResult>
   /** Many jobs of one kind in one statement; returns ids in input order. */
-  enqueueMany<J extends AnyJob>(
+  enqueueMany<J extends JobShape>(
     job: J | string,
     inputs: readonly JobInput<J>[],
     options?: EnqueueOptions,
@@ -158,20 +160,7 @@ export function createSluice(options: SluiceOptions): Sluice {
     },
     async enqueueMany(jobOrName, inputs, opts = {}) {
       const job = resolveJob(config.jobs, jobOrName)
-      if (!Array.isArray(inputs)) throw new ValidationError('enqueueMany takes an array of inputs.')
-      const rows = inputs.map((input, i) => {
-        try {
-          return prepare(job, input, opts, config.maxPayloadBytes)
-        } catch (error) {
-          if (error instanceof SluiceError && error.issues) {
-            throw new ValidationError(
-              `Input ${i}: ${error.message}`,
-              error.issues.map((issue) => ({ ...issue, path: [i, ...issue.path] })),
-            )
-          }
-          throw error
-        }
-      })
+      const rows = prepareMany(job, inputs, opts, config.maxPayloadBytes)
       const on = target(await db(), opts.tx)
       return enqueueWith(job, inputs, () => insert(on, t, rows))
     },

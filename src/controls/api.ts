@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import type { ResolvedConfig } from '../config.js'
 import { sqlStateOf } from '../db/errors.js'
 import type { Db } from '../db/types.js'

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import type { ResolvedConfig } from '../config.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
@@ -68,16 +68,9 @@ interface Clock {
   ran: number
 }
 
-/**
- * Whether a job may start now: its expected duration must fit before the deadline. A job
- * that could never fit in a drain of this length (its timeout exceeds the whole budget and
- * nothing has been observed yet) still runs when it is the drain's first, with its signal
- * at the deadline; otherwise it would wait forever for a drain long enough.
- */
+/** Whether a job may start now: its expected duration must fit before the deadline. */
 function mayStart(expected: number, clock: Clock): boolean {
-  const now = Date.now()
-  if (now + expected <= clock.deadline) return true
-  return clock.ran === 0 && now < clock.deadline && expected > clock.deadline - clock.started
+  return Date.now() + expected <= clock.deadline
 }
 
 /**
@@ -114,6 +107,7 @@ async function runBatch(
   const deadline = clock.deadline
   const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
   const work = units(rows)
+  const warned = new Set<string>()
   let next = 0
   let outOfTime = false
   const handBack = (row: ClaimedRow): void => {
@@ -122,6 +116,13 @@ async function runBatch(
   /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
   const run = async (row: ClaimedRow): Promise<boolean> => {
     const job = config.jobs.get(row.name)
+    if (job && !outOfTime && job.timeout > clock.deadline - clock.started && !warned.has(job.name)) {
+      warned.add(job.name)
+      config.logger.warn(
+        `sluice: job "${job.name}" has a ${job.timeout} ms timeout, longer than this drain's ${clock.deadline - clock.started} ms budget; ` +
+          'until a drain has seen it run, it only starts in a drain with a longer budget',
+      )
+    }
     if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
       // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
       outOfTime = true

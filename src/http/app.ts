@@ -1,5 +1,5 @@
 import { type Context, Hono } from 'hono'
-import { z } from 'zod'
+import * as z from 'zod'
 import { drainOptionsSchema } from '../drain/drain.js'
 import { ConfigError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
 import { enqueueOptionsSchema } from '../jobs/enqueue.js'

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { z } from 'zod'
+import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import { DEFAULT_MAX_BODY_BYTES, readBody } from './body.js'
 import { hmac, hmacKey, timingSafeEqual, utf8 } from './crypto.js'

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import {
   type AuthMiddleware,

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
 
@@ -46,7 +46,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.2,
 }
 
-const retrySchema = z
+export const retrySchema = z
   .object({
     maxAttempts: z.number().int().min(1).max(1000),
     baseDelayMs: z.number().int().min(0),
@@ -61,7 +61,7 @@ export interface ConcurrencyOptions<I> {
   /** Jobs of one key queued or running at once, 1..10,000. */
   limit: number
   /** The key, from the validated input. Keys are global: jobs of several kinds can share one. */
-  key: (input: I) => string
+  key(input: I): string
   /** A slot held this long without being released is reclaimed by maintenance, ms. Default 15 min. */
   ttl?: number
   /** At the limit: `block` (wait, promoted in order when a slot frees; default), `discard`, `raise`. */
@@ -69,7 +69,7 @@ export interface ConcurrencyOptions<I> {
 }
 
 export interface UniqueOptions<I> {
-  key: (input: I) => string
+  key(input: I): string
   /** `until-executed` (default): one job per key from enqueue to completion. `while-executing`: one running at a time. */
   strategy?: 'until-executed' | 'while-executing'
   /** For until-executed duplicates: `reject` (ConflictError; default), `discard`, `log` (discard with a warning). */
@@ -78,7 +78,7 @@ export interface UniqueOptions<I> {
   ttl?: number
 }
 
-const concurrencySchema = z
+export const concurrencySchema = z
   .object({
     limit: z.number().int().min(1).max(10_000),
     key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
@@ -87,7 +87,7 @@ const concurrencySchema = z
   })
   .strict()
 
-const uniqueSchema = z
+export const uniqueSchema = z
   .object({
     key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
     strategy: z.enum(['until-executed', 'while-executing']).optional(),
@@ -96,12 +96,24 @@ const uniqueSchema = z
   })
   .strict()
 
+/** A retry option: a number of attempts or a (partial) policy. */
+export const retryOptionSchema = z.union([z.number().int().min(1).max(1000), retrySchema])
+
+/** The full policy from a retry option, defaults filled in. */
+export function resolveRetry(retry: number | Partial<RetryPolicy> | undefined): Readonly<RetryPolicy> {
+  const policy =
+    typeof retry === 'number'
+      ? { ...DEFAULT_RETRY, maxAttempts: retry }
+      : { ...DEFAULT_RETRY, ...(retry ?? {}) }
+  return Object.freeze(policy)
+}
+
 const definitionSchema = z
   .object({
     name: nameSchema,
     queue: nameSchema.optional(),
     input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema'),
-    retry: z.union([z.number().int().min(1).max(1000), retrySchema]).optional(),
+    retry: retryOptionSchema.optional(),
     timeout: z.number().int().positive().max(86_400_000).optional(),
     queueTimeout: z.number().int().positive().optional(),
     priority: prioritySchema.optional(),
@@ -134,26 +146,39 @@ export interface JobOptions<S extends z.ZodType> {
   run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
-export interface JobDefinition<S extends z.ZodType = z.ZodType> {
-  readonly kind: 'job'
+/**
+ * What enqueueing needs to know about a job, and all it needs: the part a JobDefinition
+ * shares with a JobContract (defineContract), which carries no handler.
+ */
+export interface JobShape<S extends z.ZodType = z.ZodType> {
   readonly name: string
   readonly queue: string
   readonly input: S
-  readonly retry: RetryPolicy
+  readonly retry: Readonly<RetryPolicy>
+  readonly priority: number
+  readonly concurrency?: Readonly<Required<ConcurrencyOptions<z.output<S>>>> | undefined
+  readonly unique?: Readonly<Required<UniqueOptions<z.output<S>>>> | undefined
+}
+
+export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape<S> {
+  readonly kind: 'job'
   readonly timeout: number
   readonly queueTimeout: number | undefined
-  readonly priority: number
   readonly concurrency: Readonly<Required<ConcurrencyOptions<z.output<S>>>> | undefined
   readonly unique: Readonly<Required<UniqueOptions<z.output<S>>>> | undefined
   readonly run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
 export type AnyJob = JobDefinition<z.ZodType>
-export type JobInput<J> = J extends JobDefinition<infer S> ? z.input<S> : never
+/** The input a job (or a contract) accepts at enqueue. */
+export type JobInput<J> = J extends JobShape<infer S> ? z.input<S> : never
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
-/** Declares a job: its name, queue, input schema, retry policy, limits and handler. */
+/**
+ * Declares a job: its name, queue, input schema, retry policy, limits and handler.
+ * A contract's fields can be spread in: `defineJob({ ...welcomeEmailContract, run })`.
+ */
 export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefinition<S> {
   const parsed = definitionSchema.safeParse(options)
   if (!parsed.success) {
@@ -163,30 +188,16 @@ export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefin
       toIssues(parsed.error.issues),
     )
   }
-  const retry =
-    typeof options.retry === 'number'
-      ? { ...DEFAULT_RETRY, maxAttempts: options.retry }
-      : { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
   return Object.freeze({
     kind: 'job' as const,
     name: options.name,
     queue: options.queue ?? DEFAULT_QUEUE,
     input: options.input,
-    retry: Object.freeze(retry),
+    retry: resolveRetry(options.retry),
     timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
     queueTimeout: options.queueTimeout,
     priority: options.priority ?? DEFAULT_PRIORITY,
-    concurrency: options.concurrency
-      ? Object.freeze({ ttl: 15 * 60_000, onConflict: 'block' as const, ...options.concurrency })
-      : undefined,
-    unique: options.unique
-      ? Object.freeze({
-          strategy: 'until-executed' as const,
-          onConflict: 'reject' as const,
-          ttl: 86_400_000,
-          ...options.unique,
-        })
-      : undefined,
+    ...resolveControls(options),
     run: options.run,
   })
 }
@@ -200,4 +211,27 @@ export function backoffDelay(
   const raw = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** Math.max(0, attempt - 1))
   const spread = raw * policy.jitter
   return Math.max(0, Math.round(raw - spread + random() * 2 * spread))
+}
+
+/** Concurrency and uniqueness settings with their defaults filled in. */
+export function resolveControls<I>(options: {
+  concurrency?: ConcurrencyOptions<I>
+  unique?: UniqueOptions<I>
+}): {
+  concurrency: Readonly<Required<ConcurrencyOptions<I>>> | undefined
+  unique: Readonly<Required<UniqueOptions<I>>> | undefined
+} {
+  return {
+    concurrency: options.concurrency
+      ? Object.freeze({ ttl: 15 * 60_000, onConflict: 'block' as const, ...options.concurrency })
+      : undefined,
+    unique: options.unique
+      ? Object.freeze({
+          strategy: 'until-executed' as const,
+          onConflict: 'reject' as const,
+          ttl: 86_400_000,
+          ...options.unique,
+        })
+      : undefined,
+  }
 }

@@ -1,8 +1,15 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import { fromClient, isClientLike } from '../db/client.js'
 import { sqlStateOf } from '../db/errors.js'
 import type { Queryable } from '../db/types.js'
-import { ConflictError, PayloadTooLargeError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import {
+  ConflictError,
+  PayloadTooLargeError,
+  SluiceError,
+  toIssues,
+  UnknownJobError,
+  ValidationError,
+} from '../errors.js'
 import {
   type ControlledRow,
   enqueueControlled,
@@ -11,8 +18,8 @@ import {
   isControlled,
   type NewJob,
 } from '../sql/enqueue.js'
-import type { AnyJob } from './define.js'
-import { prioritySchema } from './define.js'
+import { assertContractMatches, isContract } from './contract.js'
+import { type AnyJob, type JobShape, prioritySchema } from './define.js'
 
 export interface EnqueueOptions {
   /** Run no sooner than this many ms from now (the database's clock). */
@@ -47,18 +54,39 @@ export const enqueueOptionsSchema = z
   })
   .strict()
 
+/** The JSON body of an HTTP enqueue (`POST /jobs/:name`): the input and the options a caller may set. */
+export const enqueueRequestSchema = z
+  .object({
+    input: z.unknown(),
+    delay: enqueueOptionsSchema.shape.delay,
+    runAt: z.iso.datetime({ offset: true }).optional(),
+    priority: enqueueOptionsSchema.shape.priority,
+  })
+  .strict()
+  .refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' })
+
 const encoder = new TextEncoder()
 
-export function resolveJob(jobs: ReadonlyMap<string, AnyJob>, job: AnyJob | string): AnyJob {
+/**
+ * The registered job for a name, a job definition or a contract. A definition must be
+ * the registered one itself; a contract must agree with it (queue, priority, attempts).
+ */
+export function resolveJob<T extends JobShape = AnyJob>(
+  jobs: ReadonlyMap<string, T>,
+  job: JobShape | string,
+): T {
   const name = typeof job === 'string' ? job : job.name
   const found = jobs.get(name)
-  if (!found || (typeof job !== 'string' && found !== job)) throw new UnknownJobError(name)
+  if (!found) throw new UnknownJobError(name)
+  if (typeof job === 'string' || found === job) return found
+  if (!isContract(job)) throw new UnknownJobError(name)
+  assertContractMatches(job, found)
   return found
 }
 
 /** Validates input and options and builds the row; throws before anything is written. */
 export function prepare(
-  job: AnyJob,
+  job: JobShape,
   input: unknown,
   options: EnqueueOptions,
   maxPayloadBytes: number,
@@ -115,7 +143,7 @@ export function prepare(
   return row
 }
 
-function controlKey(job: AnyJob, kind: string, fn: (input: never) => string, input: unknown): string {
+function controlKey(job: JobShape, kind: string, fn: (input: never) => string, input: unknown): string {
   const key = fn(input as never)
   if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
     throw new ValidationError(`The ${kind} key of job "${job.name}" must be a string of 1-512 characters.`, [
@@ -142,6 +170,32 @@ function conflicts(error: unknown): never {
   if (state === 'SLU09') throw new ConflictError(message)
   if (state === 'SLU00') throw new ValidationError(message, [{ path: ['batch'], message }])
   throw error
+}
+
+/**
+ * `prepare` for each input of one enqueueMany call. Nothing is written unless every input
+ * is valid; a failure's issue paths start with the index of the input that failed.
+ */
+export function prepareMany(
+  job: JobShape,
+  inputs: readonly unknown[],
+  options: EnqueueOptions,
+  maxPayloadBytes: number,
+): NewJob[] {
+  if (!Array.isArray(inputs)) throw new ValidationError('enqueueMany takes an array of inputs.')
+  return inputs.map((input, i) => {
+    try {
+      return prepare(job, input, options, maxPayloadBytes)
+    } catch (error) {
+      if (error instanceof SluiceError && error.issues) {
+        throw new ValidationError(
+          `Input ${i}: ${error.message}`,
+          error.issues.map((issue) => ({ ...issue, path: [i, ...issue.path] })),
+        )
+      }
+      throw error
+    }
+  })
 }
 
 export function target(db: Queryable, tx: unknown): Queryable {

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod'
 import type { Db } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { buryExhausted, claimTasks, pruneArchive, reapInvocations, recordTask } from '../sql/maintenance.js'

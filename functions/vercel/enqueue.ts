@@ -1,0 +1,20 @@
+// Enqueue on Vercel's Edge runtime: POST /api/enqueue/:name with { input, delay?, runAt?, priority? }.
+// It imports the job contracts only, so no handler code (and no Node built-in) is bundled.
+import { contracts } from '../../examples/contracts.js'
+import { createEdgeClient, createEnqueueApp } from '../../src/edge.js'
+
+export const config = { runtime: 'edge' }
+
+let app: ReturnType<typeof createEnqueueApp> | undefined
+
+export default function enqueue(request: Request): Response | Promise<Response> {
+  // Built on the first request, when every edge runtime has its environment in place.
+  app ??= createEnqueueApp(
+    createEdgeClient({
+      database: typeof process === 'undefined' ? '' : (process.env.DATABASE_URL ?? ''),
+      jobs: contracts,
+    }),
+    { basePath: '/api/enqueue' },
+  )
+  return app.fetch(request)
+}

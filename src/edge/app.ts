@@ -1,0 +1,92 @@
+import { Hono } from 'hono'
+import * as z from 'zod'
+import { ConfigError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import { readJson, under } from '../http/body.js'
+import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
+import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
+import { enqueueRequestSchema } from '../jobs/enqueue.js'
+import type { EdgeClient } from './client.js'
+
+export interface EnqueueAppOptions {
+  /** As createApp's: bearer SLUICE_SECRET or a signed request. `false` serves it unauthenticated. */
+  auth?: AppAuthOptions | false
+  /** Where SLUICE_SECRET comes from. Default `process.env` where the runtime has one. */
+  env?: Env
+  /** The route is `POST <basePath>/:name`. Default `/jobs`, as in the full app. */
+  basePath?: string
+  /** Largest request body, bytes. Default 256 KiB plus 4 KiB for the envelope. */
+  maxBodyBytes?: number
+  /** Receives every 5xx failure. Default console.error. */
+  onError?: ErrorReporter
+}
+
+const optionsSchema = z
+  .object({
+    auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+    env: z.record(z.string(), z.string().optional()).optional(),
+    basePath: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /jobs, without a trailing slash')
+      .optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .optional(),
+    onError: z.function().optional(),
+  })
+  .strict()
+
+/**
+ * The enqueue route of the HTTP API on its own, over an edge client: `POST <basePath>/:name`
+ * with `{ input, delay?, runAt?, priority? }` answers 202 `{ id }`. Same authentication,
+ * body limits and error bodies as createApp. Its `fetch` is a Workers or Vercel Edge handler.
+ */
+export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions = {}): Hono {
+  const checked = optionsSchema.safeParse(options)
+  if (!checked.success) {
+    const first = checked.error.issues[0]
+    throw new ConfigError(
+      `Invalid createEnqueueApp options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(checked.error.issues),
+    )
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024 + 4096
+  const guard = routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes)
+  const app = new Hono()
+  app.onError(onError(options.onError ?? defaultReporter))
+  app.notFound(notFound)
+  app.post(`${options.basePath ?? '/jobs'}/:name`, guard.write, async (c) => {
+    const name = c.req.param('name')
+    const contract = client.jobs.get(name)
+    if (!contract) throw new UnknownJobError(name)
+    const parsed = enqueueRequestSchema.safeParse(await readJson(c, maxBodyBytes))
+    if (!parsed.success) {
+      const first = parsed.error.issues[0]
+      const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
+      throw new ValidationError(
+        `Invalid request body${where}: ${first?.message}`,
+        toIssues(parsed.error.issues),
+      )
+    }
+    const body = parsed.data
+    // Checked here as well as in enqueue so that issue paths point into the request body.
+    const input = contract.input.safeParse(body.input)
+    if (!input.success) {
+      const first = input.error.issues[0]
+      const where = first?.path.length ? `.${first.path.join('.')}` : ''
+      throw new ValidationError(
+        `Invalid input for job "${name}" at input${where}: ${first?.message}`,
+        under('input', toIssues(input.error.issues)),
+      )
+    }
+    const { id } = await client.enqueue(contract, body.input, {
+      ...(body.delay === undefined ? {} : { delay: body.delay }),
+      ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
+      ...(body.priority === undefined ? {} : { priority: body.priority }),
+    })
+    return c.json({ id }, 202)
+  })
+  return app
+}

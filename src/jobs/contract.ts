@@ -1,0 +1,108 @@
+import * as z from 'zod'
+import { ConfigError, toIssues } from '../errors.js'
+import { nameSchema } from '../names.js'
+import {
+  type ConcurrencyOptions,
+  concurrencySchema,
+  DEFAULT_PRIORITY,
+  DEFAULT_QUEUE,
+  type JobShape,
+  prioritySchema,
+  type RetryPolicy,
+  resolveControls,
+  resolveRetry,
+  retryOptionSchema,
+  type UniqueOptions,
+  uniqueSchema,
+} from './define.js'
+
+export interface ContractOptions<S extends z.ZodType> {
+  name: string
+  /** Default `default`. */
+  queue?: string
+  input: S
+  /** Default priority of this job's enqueues (lower runs first). */
+  priority?: number
+  /** Attempts (a number) or a full policy; enqueue records `maxAttempts`. */
+  retry?: number | Partial<RetryPolicy>
+  /** Concurrency limit, as on defineJob: enqueue takes the slot, so the contract must carry it. */
+  concurrency?: ConcurrencyOptions<z.output<S>>
+  /** Uniqueness, as on defineJob: enqueue takes the lock, so the contract must carry it. */
+  unique?: UniqueOptions<z.output<S>>
+}
+
+/**
+ * A job as seen by the code that enqueues it: name, queue, input schema, priority and
+ * retry policy, but no handler. Enqueue-only code (an edge function) imports contracts
+ * and never pulls in handler code; the worker side defines the job from the same contract:
+ * `defineJob({ ...contract, run })`.
+ */
+export interface JobContract<S extends z.ZodType = z.ZodType> extends JobShape<S> {
+  readonly kind: 'contract'
+}
+
+export type AnyContract = JobContract<z.ZodType>
+
+const contractSchema = z
+  .object({
+    name: nameSchema,
+    queue: nameSchema.optional(),
+    input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema'),
+    priority: prioritySchema.optional(),
+    retry: retryOptionSchema.optional(),
+    concurrency: concurrencySchema.optional(),
+    unique: uniqueSchema.optional(),
+    // Present when another contract is spread in: `defineContract({ ...contract, queue })`.
+    kind: z.literal('contract').optional(),
+  })
+  .strict()
+
+/** Declares a job contract: what enqueueing a job needs, without its handler. */
+export function defineContract<S extends z.ZodType>(options: ContractOptions<S>): JobContract<S> {
+  const parsed = contractSchema.safeParse(options)
+  if (!parsed.success) {
+    const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
+    throw new ConfigError(
+      `Invalid job contract${name}: ${parsed.error.issues[0]?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  return Object.freeze({
+    kind: 'contract' as const,
+    name: options.name,
+    queue: options.queue ?? DEFAULT_QUEUE,
+    input: options.input,
+    priority: options.priority ?? DEFAULT_PRIORITY,
+    retry: resolveRetry(options.retry),
+    ...resolveControls(options),
+  })
+}
+
+export function isContract(value: unknown): value is AnyContract {
+  return typeof value === 'object' && value !== null && (value as AnyContract).kind === 'contract'
+}
+
+/**
+ * Throws unless `contract` describes `job` the same way: a contract whose queue, priority
+ * or attempts differ would enqueue different rows from the edge than from the job itself.
+ */
+export function assertContractMatches(contract: JobShape, job: JobShape): void {
+  const differs: string[] = []
+  if (contract.queue !== job.queue) differs.push('queue')
+  if (contract.priority !== job.priority) differs.push('priority')
+  const c = contract.concurrency
+  const k = job.concurrency
+  if (!!c !== !!k || (c && k && (c.limit !== k.limit || c.onConflict !== k.onConflict)))
+    differs.push('concurrency')
+  const u = contract.unique
+  const v = job.unique
+  if (!!u !== !!v || (u && v && (u.strategy !== v.strategy || u.onConflict !== v.onConflict)))
+    differs.push('unique')
+  if (contract.retry.maxAttempts !== job.retry.maxAttempts) differs.push('retry.maxAttempts')
+  if (differs.length > 0) {
+    throw new ConfigError(
+      `The contract for job "${job.name}" disagrees with the registered job on ${differs.join(', ')}: ` +
+        'define the job from the contract (`defineJob({ ...contract, run })`).',
+    )
+  }
+}

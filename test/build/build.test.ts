@@ -1,0 +1,203 @@
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { BuildError, build, FUNCTIONS, isNodeBuiltin, sizeTable } from '../../scripts/build.js'
+import { buildToTemp, root, setEnv, type TempBuild } from '../helpers/build.js'
+import { parseYaml } from '../helpers/yaml.js'
+
+interface PackageJson {
+  exports: Record<string, string | { types: string; import: string }>
+  bin?: Record<string, string>
+}
+
+let built: TempBuild
+const log: string[] = []
+
+beforeAll(async () => {
+  built = await buildToTemp({ library: true, vercel: true, log: (line) => log.push(line) })
+}, 120_000)
+afterAll(() => built?.remove())
+
+/** `./dist/x.js` in package.json → the same file in the temporary build. */
+const inBuild = (target: string): string => join(built.outDir, target.replace(/^\.\/dist\//, ''))
+
+describe('the library', () => {
+  test('every package.json export has its JS and its types', async () => {
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as PackageJson
+    const subpaths = Object.keys(pkg.exports).filter((key) => key !== './package.json')
+    expect(subpaths).toEqual(['.', './edge', './aws-lambda', './vercel'])
+    for (const key of subpaths) {
+      const target = pkg.exports[key] as { types: string; import: string }
+      expect(existsSync(inBuild(target.import)), target.import).toBe(true)
+      expect(existsSync(inBuild(target.types)), target.types).toBe(true)
+    }
+    for (const bin of Object.values(pkg.bin ?? {})) expect(existsSync(inBuild(bin)), bin).toBe(true)
+    expect(pkg.bin === undefined).toBe(!existsSync(join(root, 'src/cli/main.ts')))
+  })
+
+  test('the built entries load and expose the public API', async () => {
+    const main = await built.load<Record<string, unknown>>('index.js')
+    expect(typeof main.createSluice).toBe('function')
+    expect(typeof main.defineContract).toBe('function')
+    const edge = await built.load<Record<string, unknown>>('edge.js')
+    expect(Object.keys(edge).sort()).toEqual(
+      expect.arrayContaining(['createEdgeClient', 'createEnqueueApp', 'defineContract', 'fromNeonHttp']),
+    )
+    expect(edge).not.toHaveProperty('createSluice')
+    const lambda = await built.load<Record<string, unknown>>('platforms/aws-lambda.js')
+    expect(Object.keys(lambda).sort()).toEqual([
+      'apiHandler',
+      'drainHandler',
+      'lambdaRemainingMs',
+      'maintainHandler',
+    ])
+    const vercel = await built.load<Record<string, unknown>>('platforms/vercel.js')
+    expect(typeof vercel.vercelHandlers).toBe('function')
+  })
+})
+
+describe('the function bundles', () => {
+  test('one self-contained file per function, with a size table', () => {
+    expect(built.bundles.map((b) => b.entry).sort()).toEqual(FUNCTIONS.map((fn) => fn.entry).sort())
+    for (const bundle of built.bundles) expect(bundle.gzipBytes).toBeLessThan(bundle.bytes)
+    const table = log.find((line) => line.includes('gzip'))
+    expect(table).toBeDefined()
+    for (const bundle of built.bundles) expect(table).toContain(bundle.file)
+    expect(sizeTable(built.bundles).split('\n')).toHaveLength(built.bundles.length + 2)
+  })
+
+  test('the edge bundle stays small and free of Node', async () => {
+    const edge = built.bundles.find((b) => b.target === 'edge')!
+    expect(edge.gzipBytes).toBeLessThan(120 * 1024)
+    const code = await readFile(join(built.outDir, edge.file), 'utf8')
+    expect(code).not.toMatch(/from\s*["']node:|require\(["'](node:)?(fs|net|tls|crypto|events)["']\)/)
+    // Contracts only: the welcome-email handler (which returns `sentTo`) is not in it.
+    expect(code).toContain('welcome-email')
+    expect(code).not.toContain('sentTo')
+  })
+
+  test('an edge function importing a Node built-in fails the build, naming the import', async () => {
+    for (const [fixture, builtin] of [
+      ['test/fixtures/edge-imports-fs.ts', 'node:fs'],
+      ['test/fixtures/edge-imports-pg.ts', 'net'],
+    ] as const) {
+      const failure = await build({
+        outDir: join(built.outDir, 'bad'),
+        library: false,
+        log: () => {},
+        functionList: [{ entry: fixture, out: 'bad.js', target: 'edge' }],
+      }).catch((error: unknown) => error)
+      expect(failure).toBeInstanceOf(BuildError)
+      expect((failure as Error).message).toMatch(/imports Node built-ins/)
+      expect((failure as Error).message).toContain(builtin)
+    }
+  })
+
+  test('a function that would read files at run time fails the build', async () => {
+    const failure = await build({
+      outDir: join(built.outDir, 'bad'),
+      library: false,
+      log: () => {},
+      functionList: [{ entry: 'test/fixtures/node-reads-files.ts', out: 'bad.mjs', target: 'node' }],
+    }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(BuildError)
+    expect((failure as Error).message).toMatch(
+      /read files at run time[\s\S]*node-reads-files\.ts → node:fs\/promises/,
+    )
+  })
+
+  test('isNodeBuiltin knows bare and prefixed names', () => {
+    for (const name of ['fs', 'node:fs', 'fs/promises', 'node:test', 'stream/web'])
+      expect(isNodeBuiltin(name)).toBe(true)
+    for (const name of ['zod', 'hono/aws-lambda', '@neondatabase/serverless'])
+      expect(isNodeBuiltin(name)).toBe(false)
+  })
+})
+
+describe('deployment files point at built handlers', () => {
+  test('serverless.yml: every handler exists in the build and exports its handler', async () => {
+    const yml = parseYaml(await readFile(join(root, 'serverless.yml'), 'utf8')) as {
+      provider: { runtime: string; environment: Record<string, string> }
+      package: { individually: boolean }
+      functions: Record<
+        string,
+        {
+          handler: string
+          events?: Record<string, unknown>[]
+          url?: boolean
+          package: { patterns: string[] }
+        }
+      >
+    }
+    expect(yml.package.individually).toBe(true)
+    expect(yml.provider.runtime).toBe('nodejs20.x')
+    expect(Object.keys(yml.provider.environment)).toEqual(
+      expect.arrayContaining(['DATABASE_URL', 'SLUICE_SECRET']),
+    )
+    expect(Object.keys(yml.functions).sort()).toEqual(['api', 'drain', 'maintain'])
+    const restore = setEnv({
+      DATABASE_URL: 'postgres://u:p@127.0.0.1:1/none',
+      SLUICE_SECRET: 'a-secret-of-sixteen-chars',
+    })
+    try {
+      for (const [name, fn] of Object.entries(yml.functions)) {
+        const [file, exported] = [
+          fn.handler.slice(0, fn.handler.lastIndexOf('.')),
+          fn.handler.split('.').pop()!,
+        ]
+        expect(file.startsWith('dist/functions/'), fn.handler).toBe(true)
+        const bundle = `${file.replace(/^dist\//, '')}.mjs`
+        expect(existsSync(join(built.outDir, bundle)), `${name}: ${bundle}`).toBe(true)
+        // Packaged alone: the artifact holds this bundle and nothing else.
+        expect(fn.package.patterns).toEqual(['!**', `${file}.mjs`])
+        const mod = await built.load<Record<string, unknown>>(bundle)
+        expect(typeof mod[exported], `${name} exports ${exported}`).toBe('function')
+      }
+    } finally {
+      restore()
+    }
+    expect(yml.functions.drain!.url).toBe(true)
+    expect(yml.functions.maintain!.events).toEqual([{ schedule: 'rate(1 minute)' }])
+    expect(yml.functions.api!.events).toEqual([{ httpApi: '*' }])
+  })
+
+  test('vercel.json: the cron path routes to a built function, each with its config', async () => {
+    const vercelJson = JSON.parse(await readFile(join(root, 'vercel.json'), 'utf8')) as {
+      buildCommand: string
+      crons: { path: string; schedule: string }[]
+    }
+    expect(vercelJson.crons).toEqual([{ path: '/api/maintain', schedule: '* * * * *' }])
+    expect(vercelJson.buildCommand).toContain('--vercel')
+    const output = join(built.outDir, 'vercel-output')
+    const config = JSON.parse(await readFile(join(output, 'config.json'), 'utf8')) as {
+      version: number
+      routes: { src?: string; dest?: string; handle?: string }[]
+      crons: unknown
+    }
+    expect(config.version).toBe(3)
+    expect(config.crons).toEqual(vercelJson.crons)
+    const functionFor = (path: string): string | undefined => {
+      const dir = (p: string) => join(output, 'functions', `${p.replace(/^\//, '')}.func`)
+      if (existsSync(dir(path))) return dir(path)
+      const route = config.routes.find((r) => r.src && new RegExp(r.src).test(path))
+      return route?.dest && existsSync(dir(route.dest)) ? dir(route.dest) : undefined
+    }
+    for (const path of [
+      ...vercelJson.crons.map((c) => c.path),
+      '/api/drain',
+      '/api/jobs/welcome-email',
+      '/api/enqueue/welcome-email',
+    ]) {
+      const dir = functionFor(path)
+      expect(dir, path).toBeDefined()
+      const vc = JSON.parse(await readFile(join(dir!, '.vc-config.json'), 'utf8')) as Record<string, unknown>
+      expect(existsSync(join(dir!, (vc.handler ?? vc.entrypoint) as string)), path).toBe(true)
+    }
+    const node = JSON.parse(await readFile(join(functionFor('/api/maintain')!, '.vc-config.json'), 'utf8'))
+    expect(node).toMatchObject({ runtime: 'nodejs20.x', launcherType: 'Nodejs', maxDuration: 60 })
+    expect(node.environment).toEqual({ SLUICE_MAX_DURATION_MS: '60000' })
+    const edge = JSON.parse(await readFile(join(functionFor('/api/enqueue/x')!, '.vc-config.json'), 'utf8'))
+    expect(edge).toEqual({ runtime: 'edge', entrypoint: 'index.js' })
+  })
+})

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { welcomeEmail } from '../../examples/jobs.js'
+import { ConfigError } from '../../src/index.js'
+import { vercelHandlers } from '../../src/platforms/vercel.js'
+import { buildToTemp, setEnv, type TempBuild } from '../helpers/build.js'
+import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+
+type Handler = (request: Request) => Promise<Response>
+
+const SECRET = 'vercel-test-secret-0123456789'
+const CRON_SECRET = 'vercel-cron-secret-0123456789'
+const ORIGIN = 'https://sluice-example.vercel.app'
+
+let env: TestSluice
+let built: TempBuild
+let restoreEnv: () => void
+let GET: Handler
+let POST: Handler
+
+beforeAll(async () => {
+  env = await makeSluice({ jobs: [welcomeEmail] })
+  built = await buildToTemp({ functions: ['functions/vercel/api.ts'] })
+  restoreEnv = setEnv({
+    DATABASE_URL: databaseUrl,
+    SLUICE_SCHEMA: env.schema,
+    SLUICE_SECRET: SECRET,
+    CRON_SECRET,
+    // What the build's Vercel output sets from the function's maxDuration; short here.
+    SLUICE_MAX_DURATION_MS: '1500',
+  })
+  ;({ GET, POST } = await built.load<{ GET: Handler; POST: Handler }>('functions/vercel/api.mjs'))
+})
+afterAll(async () => {
+  restoreEnv?.()
+  await built?.remove()
+  await env?.cleanup()
+})
+
+const post = (path: string, body: unknown, token = SECRET) =>
+  POST(
+    new Request(`${ORIGIN}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  )
+
+describe('bundled Vercel route handlers', () => {
+  test("Vercel cron's GET /api/maintain with CRON_SECRET returns the report", async () => {
+    const res = await GET(
+      new Request(`${ORIGIN}/api/maintain`, { headers: { authorization: `Bearer ${CRON_SECRET}` } }),
+    )
+    expect(res.status).toBe(200)
+    const report = await res.json()
+    expect(report.tasks.map((t: { task: string }) => t.task)).toEqual(
+      expect.arrayContaining(['bury-exhausted', 'prune-archive', 'reap-invocations']),
+    )
+    const anonymous = await GET(new Request(`${ORIGIN}/api/maintain`))
+    expect(anonymous.status).toBe(401)
+    // The cron secret opens /maintain only.
+    expect((await post('/api/drain', {}, CRON_SECRET)).status).toBe(401)
+  })
+
+  test('a drain stops at maxDuration less the time since the request arrived', async () => {
+    await env.sql('DELETE FROM $schema.jobs')
+    for (const n of [1, 2]) {
+      const res = await post('/api/jobs/welcome-email', {
+        input: { userId: `u${n}`, email: `u${n}@example.com` },
+      })
+      expect(res.status).toBe(202)
+    }
+    const res = await post('/api/drain', { queues: ['emails'] })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ claimed: 2, completed: 0, handedBack: 2, stoppedBy: 'deadline' })
+    expect(await env.sql('SELECT attempts FROM $schema.jobs')).toEqual([{ attempts: 0 }, { attempts: 0 }])
+  })
+
+  test('unknown routes are JSON 404s', async () => {
+    for (const path of ['/api/nope', '/elsewhere']) {
+      const res = await GET(new Request(`${ORIGIN}${path}`))
+      expect(res.status).toBe(404)
+      expect(await res.json()).toMatchObject({ error: { code: 'NOT_FOUND' } })
+    }
+  })
+})
+
+describe('vercelHandlers options', () => {
+  test('an explicit maxDurationMs wins over the environment, and basePath moves the routes', async () => {
+    await env.sql('DELETE FROM $schema.jobs')
+    await env.sluice.enqueue(welcomeEmail, { userId: 'u', email: 'u@example.com' })
+    const handlers = vercelHandlers(env.sluice, {
+      basePath: '/queue',
+      maxDurationMs: 60_000,
+      env: { SLUICE_SECRET: SECRET, SLUICE_MAX_DURATION_MS: '1000' },
+    })
+    const res = await handlers.POST(
+      new Request(`${ORIGIN}/queue/drain`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SECRET}` },
+      }),
+    )
+    expect(await res.json()).toMatchObject({ completed: 1, stoppedBy: 'empty' })
+  })
+
+  test('bad options and a bad SLUICE_MAX_DURATION_MS fail at start-up', () => {
+    const base = { env: { SLUICE_SECRET: SECRET } }
+    expect(() => vercelHandlers(env.sluice, { ...base, maxDurationMs: -1 })).toThrow(ConfigError)
+    expect(() => vercelHandlers(env.sluice, { ...base, basePath: 'api' })).toThrow(ConfigError)
+    expect(() => vercelHandlers(env.sluice, { env: { ...base.env, SLUICE_MAX_DURATION_MS: '60s' } })).toThrow(
+      /SLUICE_MAX_DURATION_MS/,
+    )
+    expect(() => vercelHandlers(env.sluice, { env: {} })).toThrow(/no secret/)
+  })
+})
