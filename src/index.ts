@@ -8,6 +8,7 @@ export {
   type RecurringRun,
   type RecurringTask,
 } from './controls/recurring.js'
+export type { JobStats } from './controls/stats.js'
 export { clientDb, fromClient } from './db/client.js'
 export { connect } from './db/connect.js'
 export { PG } from './db/errors.js'

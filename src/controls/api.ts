@@ -9,6 +9,7 @@ import { assertName } from '../names.js'
 import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
 import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from './queues.js'
 import { type RecurringRun, recurringRuns } from './recurring.js'
+import { type JobStats, jobStats } from './stats.js'
 
 export interface BatchOptions extends BatchCallbacks {
   /** Given to every callback as its input; checked against each callback job's input schema. */
@@ -33,6 +34,8 @@ export interface ControlsApi {
     fill: (id: string) => Promise<void>,
   ): Promise<{ id: string; total: number; finished: boolean }>
   getBatch(id: string): Promise<BatchRow | null>
+  /** Finished attempts over the last `sinceMs` (default 1 h): summary, status counts, throughput per minute, slowest names. */
+  stats(options?: { sinceMs?: number; slowest?: number; queue?: string }): Promise<JobStats>
   /** The execution history of recurring tasks, newest slot first. */
   recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
 }
@@ -93,6 +96,26 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
       const { id: created } = await api.createBatch(options)
       await fill(created)
       return { id: created, ...(await api.sealBatch(created)) }
+    },
+    async stats(options = {}) {
+      const sinceMs = options.sinceMs ?? 3_600_000
+      const slowest = options.slowest ?? 10
+      if (
+        !Number.isInteger(sinceMs) ||
+        sinceMs < 1 ||
+        !Number.isInteger(slowest) ||
+        slowest < 1 ||
+        slowest > 1000
+      ) {
+        throw new ValidationError('stats: sinceMs must be a positive integer and slowest 1..1000')
+      }
+      const queue = options.queue === undefined ? null : assertName('queue', options.queue)
+      const { rows } = await (await db()).query<Omit<JobStats, 'sinceMs' | 'statusCounts'>>(
+        jobStats(t, sinceMs, slowest, queue),
+      )
+      const row = rows[0]!
+      const { completed, failed, dead, expired } = row.summary
+      return { sinceMs, ...row, statusCounts: { completed, failed, dead, expired } }
     },
     async recurringRuns(task, limit = 100) {
       if (task !== undefined) assertName('job', task)
