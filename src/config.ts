@@ -17,6 +17,8 @@ import {
   maintenanceOptionsSchema,
 } from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
+import { resolveWake, type WakeInput } from './wake/config.js'
+import type { WakeOptions } from './wake/send.js'
 
 export interface DrainDefaults {
   /** Longest a drain runs, ms, before the platform's own limit applies. Default 55 s. */
@@ -50,6 +52,8 @@ export interface SluiceOptions {
   queues?: Record<string, QueueOptions>
   /** The circuit breaker every queue gets unless its own settings say otherwise; `false` turns it off. */
   circuitBreaker?: false | Partial<CircuitBreakerOptions>
+  /** Wake-ups: signed POSTs to the drain endpoint after enqueue and from maintenance. */
+  wake?: WakeInput
   /** Where warnings go (e.g. duplicates discarded with unique.onConflict 'log'). Default `console`. */
   logger?: Logger
   /** Where environment defaults come from. Default `process.env` where it exists. */
@@ -76,6 +80,7 @@ export interface ResolvedConfig {
   /** Every known queue's settings: those of the jobs' queues and of `queues`. */
   readonly queueSettings: readonly QueueSettings[]
   readonly recurring: readonly RecurringTask[]
+  readonly wake: Readonly<WakeOptions>
 }
 
 const drainSchema = z
@@ -143,6 +148,7 @@ const optionsSchema = z
       ])
       .optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
+    wake: z.record(z.string(), z.unknown()).optional(),
     logger: z
       .custom<Logger>(
         (l) => typeof (l as Logger | undefined)?.warn === 'function',
@@ -206,6 +212,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
     maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),
     recurring: Object.freeze([...recurring]),
+    wake: resolveWake(options.wake, env),
     queueSettings: Object.freeze(resolveQueues(queueNames, options.queues ?? {}, options.circuitBreaker)),
   })
 }

@@ -10,7 +10,6 @@ import type { AnyJob, JobInput, JobShape } from './jobs/define.js'
 import {
   type EnqueueOptions,
   type EnqueueResult,
-  insert,
   prepare,
   prepareMany,
   resolveJob,
@@ -28,6 +27,8 @@ import {
   retryDeadLetters,
 } from './sql/dead-letters.js'
 import { type QueueMetrics, queueMetrics } from './sql/metrics.js'
+import { enqueueAndWake } from './wake/enqueue.js'
+import { wakeTask } from './wake/task.js'
 
 export interface DeadLetterQuery {
   ids?: string[]
@@ -94,6 +95,8 @@ export function createSluice(options: SluiceOptions): Sluice {
   const tasks = [
     ...coreTasks(config.maintenance),
     ...controlTasks(config.maintenance, config.queueSettings, config.recurring, config.maxPayloadBytes),
+    // Last, so that the jobs recurring tasks and promotions just enqueued are woken too.
+    wakeTask(config.wake, config.queues, Math.min(config.maintenance.intervalMs, 10_000)),
   ]
   validateTasks(tasks)
   let opened: Promise<Db> | undefined
@@ -155,14 +158,16 @@ export function createSluice(options: SluiceOptions): Sluice {
       const job = resolveJob(config.jobs, jobOrName)
       const row = prepare(job, input, opts, config.maxPayloadBytes)
       const on = target(await db(), opts.tx)
-      const [result] = await enqueueWith(job, input, () => insert(on, t, [row]))
+      const [result] = await enqueueWith(job, input, () =>
+        enqueueAndWake(on, t, [row], config.wake, opts.tx !== undefined),
+      )
       return result!
     },
     async enqueueMany(jobOrName, inputs, opts = {}) {
       const job = resolveJob(config.jobs, jobOrName)
       const rows = prepareMany(job, inputs, opts, config.maxPayloadBytes)
       const on = target(await db(), opts.tx)
-      return enqueueWith(job, inputs, () => insert(on, t, rows))
+      return enqueueWith(job, inputs, () => enqueueAndWake(on, t, rows, config.wake, opts.tx !== undefined))
     },
     async drain(opts = {}) {
       return drain(await db(), t, config, hooks, opts)

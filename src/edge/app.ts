@@ -81,12 +81,12 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
         under('input', toIssues(input.error.issues)),
       )
     }
-    const { id } = await client.enqueue(contract, body.input, {
+    const result = await client.enqueue(contract, body.input, {
       ...(body.delay === undefined ? {} : { delay: body.delay }),
       ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
       ...(body.priority === undefined ? {} : { priority: body.priority }),
     })
-    return c.json({ id }, 202)
+    return c.json(result, result.id === null ? 200 : 202)
   })
   return app
 }

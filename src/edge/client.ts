@@ -5,15 +5,10 @@ import type { Db } from '../db/types.js'
 import { ConfigError, toIssues, ValidationError } from '../errors.js'
 import { type AnyContract, isContract } from '../jobs/contract.js'
 import type { JobInput, JobShape } from '../jobs/define.js'
-import {
-  type EnqueueOptions,
-  type EnqueueResult,
-  insert,
-  prepare,
-  prepareMany,
-  resolveJob,
-} from '../jobs/enqueue.js'
+import { type EnqueueOptions, type EnqueueResult, prepare, prepareMany, resolveJob } from '../jobs/enqueue.js'
 import { quoteSchema, schemaNameSchema } from '../names.js'
+import { resolveWake, type WakeInput } from '../wake/config.js'
+import { enqueueAndWake } from '../wake/enqueue.js'
 
 export interface EdgeClientOptions {
   /** A `postgres://` URL (opened with Neon's HTTP driver) or a Sluice adapter such as `fromNeonHttp(neon(url))`. */
@@ -24,7 +19,9 @@ export interface EdgeClientOptions {
   schema?: string
   /** Largest accepted job payload, bytes of JSON. Default 256 KiB. */
   maxPayloadBytes?: number
-  /** Where SLUICE_SCHEMA comes from. Default `process.env` where the runtime has one. */
+  /** Wake-ups after enqueue, as on createSluice (SLUICE_DRAIN_URL, SLUICE_SECRET); pass `waitUntil` on edge runtimes. */
+  wake?: WakeInput
+  /** Where SLUICE_SCHEMA, SLUICE_DRAIN_URL and SLUICE_SECRET come from. Default `process.env` where the runtime has one. */
   env?: Record<string, string | undefined>
 }
 
@@ -63,6 +60,7 @@ const optionsSchema = z
     ]),
     jobs: z.array(z.custom<AnyContract>(isContract, 'must come from defineContract()')),
     schema: schemaNameSchema.optional(),
+    wake: z.record(z.string(), z.unknown()).optional(),
     maxPayloadBytes: z
       .number()
       .int()
@@ -106,6 +104,7 @@ export function createEdgeClient(options: EdgeClientOptions): EdgeClient {
   if (!schemaNameSchema.safeParse(schema).success) throw new ConfigError(`Invalid SLUICE_SCHEMA "${schema}".`)
   const t = quoteSchema(schema)
   const maxPayloadBytes = options.maxPayloadBytes ?? 256 * 1024
+  const wake = resolveWake(options.wake, env)
   const jobs = new Map<string, AnyContract>()
   for (const job of options.jobs) {
     if (jobs.has(job.name)) throw new ConfigError(`Two contracts are named "${job.name}".`)
@@ -130,13 +129,13 @@ export function createEdgeClient(options: EdgeClientOptions): EdgeClient {
     async enqueue(job, input, opts = {}) {
       const contract = resolveJob(jobs, job)
       const row = prepare(contract, input, withoutTx(opts), maxPayloadBytes)
-      const [result] = await insert(open(), t, [row])
+      const [result] = await enqueueAndWake(open(), t, [row], wake, false)
       return result!
     },
     async enqueueMany(job, inputs, opts = {}) {
       const contract = resolveJob(jobs, job)
       const rows = prepareMany(contract, inputs, withoutTx(opts), maxPayloadBytes)
-      return insert(open(), t, rows)
+      return enqueueAndWake(open(), t, rows, wake, false)
     },
   }
 }

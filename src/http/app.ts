@@ -51,12 +51,10 @@ const enqueueBodySchema = z
   .strict()
   .refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' })
 
-const drainBodySchema = drainOptionsSchema.pick({
-  queues: true,
-  budgetMs: true,
-  maxJobs: true,
-  concurrency: true,
-})
+const drainBodySchema = drainOptionsSchema
+  .pick({ queues: true, budgetMs: true, maxJobs: true, concurrency: true })
+  // Set by wake-ups: makes every signed request unique, so that parallel wake-ups are not replays.
+  .extend({ wakeId: z.string().max(100).optional() })
 
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body)
@@ -122,16 +120,18 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
         under('input', toIssues(input.error.issues)),
       )
     }
-    const { id } = await sluice.enqueue(job, body.input, {
+    const result = await sluice.enqueue(job, body.input, {
       ...(body.delay === undefined ? {} : { delay: body.delay }),
       ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
       ...(body.priority === undefined ? {} : { priority: body.priority }),
     })
-    return c.json({ id }, 202)
+    // 202 when a job was written (enqueued, or blocked behind a concurrency limit); 200 when
+    // uniqueness or a limit's discard policy made it a no-op.
+    return c.json(result, result.id === null ? 200 : 202)
   })
 
   app.post('/drain', guard.write, async (c) => {
-    const body = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))
+    const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))
     const platformRemainingMs = remaining(options.remainingMs, c)
     const summary = await sluice.drain({
       ...body,

@@ -1,7 +1,7 @@
 import * as z from 'zod'
 import { fromClient, isClientLike } from '../db/client.js'
 import { sqlStateOf } from '../db/errors.js'
-import type { Queryable } from '../db/types.js'
+import type { Queryable, Statement } from '../db/types.js'
 import {
   ConflictError,
   PayloadTooLargeError,
@@ -203,19 +203,33 @@ export function target(db: Queryable, tx: unknown): Queryable {
 }
 
 /** Writes the jobs in one statement; results in input order. */
-export async function insert(on: Queryable, t: string, rows: readonly NewJob[]): Promise<EnqueueResult[]> {
-  if (rows.length === 0) return []
+/** How a statement may be extended on its way out (the wake-up check rides along). */
+export type StatementWrap = (statement: Statement) => Statement
+
+/**
+ * Writes the jobs in one statement; results in input order. `wake` is true when a `wrap`
+ * added the wake-up check and this enqueue opened a new debounce window.
+ */
+export async function insert(
+  on: Queryable,
+  t: string,
+  rows: readonly NewJob[],
+  wrap: StatementWrap = (statement) => statement,
+): Promise<{ results: EnqueueResult[]; wake: boolean }> {
+  if (rows.length === 0) return { results: [], wake: false }
+  const woke = (r: { wake?: boolean }[]): boolean => r.some((row) => row.wake === true)
   if (rows.some(isControlled)) {
-    const result = await on.query<ControlledRow>(enqueueControlled(t, rows)).catch(conflicts)
-    return result.rows.map(asResult)
+    const result = await on
+      .query<ControlledRow & { wake?: boolean }>(wrap(enqueueControlled(t, rows)))
+      .catch(conflicts)
+    const sorted = [...result.rows].sort((a, b) => Number(a.ord) - Number(b.ord))
+    return { results: sorted.map(asResult), wake: woke(result.rows) }
   }
-  if (rows.length === 1) {
-    const { rows: one } = await on.query<{ id: string }>(enqueueOne(t, rows[0]!))
-    return [{ id: one[0]!.id, status: 'enqueued' }]
-  }
-  const result = await on.query<{ id: string }>(enqueueManySql(t, rows))
-  return result.rows
+  const statement = rows.length === 1 ? enqueueOne(t, rows[0]!) : enqueueManySql(t, rows)
+  const result = await on.query<{ id: string; wake?: boolean }>(wrap(statement))
+  const results = result.rows
     .map((r) => r.id)
     .sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1))
     .map((id) => ({ id, status: 'enqueued' as const }))
+  return { results, wake: woke(result.rows) }
 }

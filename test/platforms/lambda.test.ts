@@ -101,7 +101,7 @@ describe('bundled API handler (HTTP API)', () => {
       lambdaContext(29_000),
     )
     expect(created.statusCode).toBe(202)
-    expect(JSON.parse(created.body)).toEqual({ id: expect.stringMatching(/^\d+$/) })
+    expect(JSON.parse(created.body)).toEqual({ id: expect.stringMatching(/^\d+$/), status: 'enqueued' })
     const bad = await api(
       httpEventV2('POST', '/jobs/welcome-email', {
         body: JSON.stringify({ input: { userId: 'u9' } }),

@@ -1,0 +1,31 @@
+import type { Queryable } from '../db/types.js'
+import { type EnqueueResult, insert } from '../jobs/enqueue.js'
+import type { NewJob } from '../sql/enqueue.js'
+import { type WakeOptions, wake } from './send.js'
+import { withWake } from './sql.js'
+
+/**
+ * Writes the jobs (one statement) and, when this opened a new debounce window for a queue
+ * with wake-ups on, wakes its drains without waiting. Jobs enqueued inside a caller's
+ * transaction or not due yet wake nobody: a drain could not see them.
+ */
+export async function enqueueAndWake(
+  on: Queryable,
+  t: string,
+  rows: readonly NewJob[],
+  options: Readonly<WakeOptions>,
+  inTransaction: boolean,
+): Promise<EnqueueResult[]> {
+  const queue = rows[0]?.queue
+  const now = Date.now()
+  const due = rows.some((row) => (row.runAt ? row.runAt.getTime() <= now : row.delayMs === 0))
+  const check = options.onEnqueue && options.url !== undefined && !inTransaction && due && queue !== undefined
+  const { results, wake: open } = await insert(
+    on,
+    t,
+    rows,
+    check ? (statement) => withWake(t, statement, queue, options.debounceMs) : undefined,
+  )
+  if (open && queue) void wake(options, queue)
+  return results
+}

@@ -1,0 +1,55 @@
+import { sign } from '../http/signature.js'
+
+export interface WakeOptions {
+  /** The drain endpoint (`POST`), e.g. https://example.com/api/drain. Default SLUICE_DRAIN_URL. */
+  url: string | undefined
+  /** Signs wake-ups for signatureAuth. Default the first SLUICE_SECRET. */
+  secret: string | undefined
+  /** Wake after enqueue (at most once per queue per debounce window). Default true when a URL is set. */
+  onEnqueue: boolean
+  debounceMs: number
+  /** How long a wake-up request may take before it is abandoned, ms. */
+  timeoutMs: number
+  /** Most drains maintenance wakes per queue at once. */
+  maxParallel: number
+  /** Backlog one drain is expected to take; maintenance wakes ceil(backlog / this), up to maxParallel. */
+  jobsPerDrain: number
+  /** Keeps the process alive for the request (Vercel's or Cloudflare's waitUntil). */
+  waitUntil: ((promise: Promise<unknown>) => void) | undefined
+}
+
+export const WAKE_DEFAULTS = { debounceMs: 1_000, timeoutMs: 1_500, maxParallel: 4, jobsPerDrain: 200 }
+
+/**
+ * Posts `count` signed drain requests for `queue` and resolves to how many were taken
+ * (answered OK, or still running when abandoned after `timeoutMs`: the drain it started
+ * keeps running on its own platform). Never throws: a failed wake-up only means the drain
+ * starts at the next wake-up or cron tick.
+ */
+export function wake(options: WakeOptions, queue: string, count = 1): Promise<number> {
+  const url = options.url
+  if (!url || count < 1) return Promise.resolve(0)
+  const one = async (): Promise<boolean> => {
+    const body = JSON.stringify({ queues: [queue], wakeId: crypto.randomUUID() })
+    try {
+      const headers: Record<string, string> = { 'content-type': 'application/json' }
+      if (options.secret) Object.assign(headers, await sign(options.secret, body))
+      const response = await fetch(url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(options.timeoutMs),
+      })
+      await response.body?.cancel().catch(() => {})
+      return response.ok
+    } catch (error) {
+      // A drain answers when it is done; giving up on the answer does not stop the drain.
+      return error instanceof Error && error.name === 'TimeoutError'
+    }
+  }
+  const sent = Promise.all(Array.from({ length: count }, one)).then(
+    (results) => results.filter(Boolean).length,
+  )
+  options.waitUntil?.(sent)
+  return sent
+}
