@@ -21,6 +21,22 @@ export {
   UnsupportedError,
   ValidationError,
 } from './errors.js'
+export { type AppOptions, createApp } from './http/app.js'
+export {
+  type AuthCheck,
+  type AuthMiddleware,
+  anyAuth,
+  type BearerAuthOptions,
+  bearerAuth,
+  type CronAuthOptions,
+  cronAuth,
+  type SignatureAuthOptions,
+  signatureAuth,
+} from './http/auth.js'
+export type { ErrorBody, ErrorReporter } from './http/errors.js'
+export type { AppAuthOptions } from './http/guards.js'
+export { toPrometheus } from './http/prometheus.js'
+export { SIGNATURE_HEADER, type SignedHeaders, sign, TIMESTAMP_HEADER } from './http/signature.js'
 export {
   type AnyJob,
   backoffDelay,
@@ -46,3 +62,4 @@ export type {
 export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type EnqueueResult, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
+export type { QueueMetrics } from './sql/metrics.js'

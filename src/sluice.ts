@@ -17,6 +17,7 @@ import {
   listDeadLetters,
   retryDeadLetters,
 } from './sql/dead-letters.js'
+import { type QueueMetrics, queueMetrics } from './sql/metrics.js'
 
 export interface EnqueueResult {
   id: string
@@ -51,6 +52,8 @@ export interface Sluice {
   drain(options?: DrainOptions): Promise<DrainSummary>
   /** Runs the maintenance tasks that are due; safe to call from overlapping cron deliveries. */
   maintain(): Promise<MaintenanceReport>
+  /** Depth of every queue (those of the defined jobs even when empty), in one statement. */
+  metrics(): Promise<QueueMetrics[]>
   deadLetters: {
     list(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
     retry(query: DeadLetterQuery | string): Promise<string[]>
@@ -162,6 +165,10 @@ export function createSluice(options: SluiceOptions): Sluice {
     },
     async maintain() {
       return maintain(await db(), t, tasks)
+    },
+    async metrics() {
+      const { rows } = await (await db()).query<QueueMetrics>(queueMetrics(t, config.queues))
+      return rows
     },
     deadLetters: {
       async list(query = {}) {

@@ -1,4 +1,6 @@
 export * from './claim.js'
 export * from './dead-letters.js'
 export * from './enqueue.js'
+export * from './health.js'
+export * from './metrics.js'
 export * from './settle.js'

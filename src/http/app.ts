@@ -1,0 +1,162 @@
+import { type Context, Hono } from 'hono'
+import { z } from 'zod'
+import { drainOptionsSchema } from '../drain/drain.js'
+import { ConfigError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import { enqueueOptionsSchema } from '../jobs/enqueue.js'
+import type { Sluice } from '../sluice.js'
+import { ping } from '../sql/health.js'
+import { readJson, under } from './body.js'
+import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
+import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
+import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from './prometheus.js'
+
+export interface AppOptions {
+  /** Credentials per route (see AppAuthOptions). `false` serves every route unauthenticated: local development only. */
+  auth?: AppAuthOptions | false
+  /** Where SLUICE_SECRET and CRON_SECRET come from. Default `process.env` where it exists. */
+  env?: Env
+  /** What the platform says is left of this invocation, ms; caps a drain's budget. */
+  remainingMs?: (c: Context) => number | undefined
+  /** Largest request body, bytes. Default the Sluice's maxPayloadBytes plus 4 KiB for the envelope. */
+  maxBodyBytes?: number
+  /** How long /health waits for the database before answering 503, ms. Default 5 s. */
+  healthTimeoutMs?: number
+  /** Receives every 5xx failure (the response itself carries no internals). Default console.error. */
+  onError?: ErrorReporter
+}
+
+const appOptionsSchema = z
+  .object({
+    auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+    env: z.record(z.string(), z.string().optional()).optional(),
+    remainingMs: z.function().optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .optional(),
+    healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
+    onError: z.function().optional(),
+  })
+  .strict()
+
+const enqueueBodySchema = z
+  .object({
+    input: z.unknown(),
+    delay: enqueueOptionsSchema.shape.delay,
+    runAt: z.iso.datetime({ offset: true }).optional(),
+    priority: enqueueOptionsSchema.shape.priority,
+  })
+  .strict()
+  .refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' })
+
+const drainBodySchema = drainOptionsSchema.pick({
+  queues: true,
+  budgetMs: true,
+  maxJobs: true,
+  concurrency: true,
+})
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body)
+  if (parsed.success) return parsed.data
+  const first = parsed.error.issues[0]
+  const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
+  throw new ValidationError(`Invalid request body${where}: ${first?.message}`, toIssues(parsed.error.issues))
+}
+
+function remaining(option: AppOptions['remainingMs'], c: Context): number | undefined {
+  const ms = option?.(c)
+  return typeof ms === 'number' && Number.isFinite(ms) ? Math.max(0, ms) : undefined
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([work, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * The Sluice HTTP API as one Hono app, mountable under any path
+ * (`parent.route('/sluice', createApp(sluice))`). Every failure of its routes is JSON
+ * `{ error: { code, message, issues? } }`; its JSON 404 answers unknown paths when it is
+ * served on its own (mounted, the parent's not-found handler decides). Refuses to start
+ * without a secret unless `auth: false` is passed.
+ */
+export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
+  const checked = appOptionsSchema.safeParse(options)
+  if (!checked.success) {
+    const first = checked.error.issues[0]
+    throw new ConfigError(
+      `Invalid createApp options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(checked.error.issues),
+    )
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? sluice.config.maxPayloadBytes + 4096
+  const guard = routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes)
+  const healthTimeoutMs = options.healthTimeoutMs ?? 5_000
+
+  const app = new Hono()
+  app.onError(onError(options.onError ?? defaultReporter))
+  app.notFound(notFound)
+
+  app.post('/jobs/:name', guard.write, async (c) => {
+    const name = c.req.param('name')
+    const job = sluice.config.jobs.get(name)
+    if (!job) throw new UnknownJobError(name)
+    const body = parseBody(enqueueBodySchema, await readJson(c, maxBodyBytes))
+    // Checked here as well as in enqueue so that issue paths point into the request body.
+    const input = job.input.safeParse(body.input)
+    if (!input.success) {
+      const first = input.error.issues[0]
+      const where = first?.path.length ? `.${first.path.join('.')}` : ''
+      throw new ValidationError(
+        `Invalid input for job "${job.name}" at input${where}: ${first?.message}`,
+        under('input', toIssues(input.error.issues)),
+      )
+    }
+    const { id } = await sluice.enqueue(job, body.input, {
+      ...(body.delay === undefined ? {} : { delay: body.delay }),
+      ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
+      ...(body.priority === undefined ? {} : { priority: body.priority }),
+    })
+    return c.json({ id }, 202)
+  })
+
+  app.post('/drain', guard.write, async (c) => {
+    const body = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))
+    const platformRemainingMs = remaining(options.remainingMs, c)
+    const summary = await sluice.drain({
+      ...body,
+      ...(platformRemainingMs === undefined ? {} : { platformRemainingMs }),
+    })
+    return c.json(summary)
+  })
+
+  app.on(['GET', 'POST'], '/maintain', guard.maintain, async (c) => c.json(await sluice.maintain()))
+
+  app.get('/health', guard.health, async (c) => {
+    const started = performance.now()
+    try {
+      const db = await withTimeout(sluice.db(), healthTimeoutMs)
+      await withTimeout(db.query(ping()), healthTimeoutMs)
+    } catch {
+      return c.json({ ok: false, database: 'unreachable' }, 503)
+    }
+    return c.json({ ok: true, database: 'ok', latencyMs: Math.round(performance.now() - started) })
+  })
+
+  app.get('/metrics', guard.metrics, async (c) => {
+    const text = toPrometheus(await sluice.metrics())
+    return c.body(text, 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' })
+  })
+
+  return app
+}

@@ -1,0 +1,151 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import { z } from 'zod'
+import { ConfigError, toIssues } from '../errors.js'
+import { DEFAULT_MAX_BODY_BYTES, readBody } from './body.js'
+import { hmac, hmacKey, timingSafeEqual, utf8 } from './crypto.js'
+import { unauthorized } from './errors.js'
+import { ReplayGuard } from './replay.js'
+import { matchesAny, parseSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.js'
+
+/** Answers whether a request carries valid credentials. Never throws for bad credentials. */
+export type AuthCheck = (c: Context) => Promise<boolean>
+
+/** Hono middleware that answers 401 `UNAUTHORIZED` unless `check` passes; composable with anyAuth. */
+export type AuthMiddleware = MiddlewareHandler & { readonly check: AuthCheck }
+
+/** Secrets and tokens: 16 to 1,024 visible ASCII characters (they travel in headers and env vars). */
+export const secretSchema = z
+  .string()
+  .min(16, 'must be at least 16 characters')
+  .max(1024)
+  .regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces')
+
+const rotatingSecrets = z
+  .array(secretSchema)
+  .min(1, 'needs at least one')
+  .max(2, 'takes at most two (the current one and the next, while rotating)')
+  .refine((list) => new Set(list).size === list.length, 'must not repeat')
+
+const bearerSchema = z.object({ tokens: rotatingSecrets }).strict()
+const cronSchema = z.object({ secret: secretSchema }).strict()
+const signatureSchema = z
+  .object({
+    secrets: rotatingSecrets,
+    toleranceMs: z.number().int().min(1_000).max(3_600_000).optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(64 * 1024 * 1024)
+      .optional(),
+    replayCapacity: z.number().int().min(1).max(1_000_000).optional(),
+  })
+  .strict()
+
+export type BearerAuthOptions = z.input<typeof bearerSchema>
+export type CronAuthOptions = z.input<typeof cronSchema>
+export interface SignatureAuthOptions {
+  /** HMAC secrets, up to two while rotating. */
+  secrets: string[]
+  /** How far the sender's timestamp may be from ours, either way, ms. Default 5 minutes. */
+  toleranceMs?: number
+  /** Largest body read to verify a signature. Default 1 MiB (createApp passes its own limit). */
+  maxBodyBytes?: number
+  /** Most signatures remembered for replay protection. Default 10,000. */
+  replayCapacity?: number
+}
+
+function validate<T>(factory: string, schema: z.ZodType<T>, options: unknown): T {
+  const parsed = schema.safeParse(options)
+  if (parsed.success) return parsed.data
+  const first = parsed.error.issues[0]
+  throw new ConfigError(
+    `Invalid ${factory} options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+    toIssues(parsed.error.issues),
+  )
+}
+
+function middleware(check: AuthCheck): AuthMiddleware {
+  const handler: MiddlewareHandler = async (c, next) => {
+    if (!(await check(c))) throw unauthorized()
+    await next()
+  }
+  return Object.assign(handler, { check })
+}
+
+/** Passes when any of `auths` accepts the request (tried in order). */
+export function anyAuth(...auths: AuthMiddleware[]): AuthMiddleware {
+  return middleware(async (c) => {
+    for (const auth of auths) if (await auth.check(c)) return true
+    return false
+  })
+}
+
+/** Rejects every request: stands in for a scheme that has no secret configured. */
+export const denyAll: AuthMiddleware = middleware(async () => false)
+
+/** Lets every request through. */
+export const allowAll: AuthMiddleware = middleware(async () => true)
+
+export function bearerToken(c: Context): string | undefined {
+  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(c.req.header('authorization') ?? '')
+  return match?.[1]
+}
+
+/**
+ * Compares a presented token with the expected ones through an HMAC under a random
+ * per-instance key: digests have one length whatever the token, so neither the
+ * content nor the length of a secret leaks through timing.
+ */
+function tokenCheck(tokens: readonly string[]): AuthCheck {
+  let prepared: Promise<{ key: CryptoKey; digests: Uint8Array[] }> | undefined
+  const prepare = async (): Promise<{ key: CryptoKey; digests: Uint8Array[] }> => {
+    const key = await hmacKey(crypto.getRandomValues(new Uint8Array(32)))
+    return { key, digests: await Promise.all(tokens.map((token) => hmac(key, utf8(token)))) }
+  }
+  return async (c) => {
+    const presented = bearerToken(c)
+    if (presented === undefined) return false
+    prepared ??= prepare()
+    const { key, digests } = await prepared
+    const digest = await hmac(key, utf8(presented))
+    let ok = false
+    for (const expected of digests) ok = timingSafeEqual(expected, digest) || ok
+    return ok
+  }
+}
+
+/** `Authorization: Bearer <token>`, any of up to two tokens (current and next, while rotating). */
+export function bearerAuth(options: BearerAuthOptions): AuthMiddleware {
+  const { tokens } = validate('bearerAuth', bearerSchema, options)
+  return middleware(tokenCheck(tokens))
+}
+
+/** Vercel's cron convention: `Authorization: Bearer $CRON_SECRET`. */
+export function cronAuth(options: CronAuthOptions): AuthMiddleware {
+  const { secret } = validate('cronAuth', cronSchema, options)
+  return middleware(tokenCheck([secret]))
+}
+
+/**
+ * `Sluice-Timestamp` (unix ms) and `Sluice-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`.
+ * The timestamp must be within `toleranceMs` of this instance's clock, either way, and a
+ * signature is accepted once: this instance remembers those it accepted until they leave
+ * the window. Other instances do not share that memory, so across instances replay
+ * protection is the window alone (see ReplayGuard).
+ */
+export function signatureAuth(options: SignatureAuthOptions): AuthMiddleware {
+  const opts = validate('signatureAuth', signatureSchema, options)
+  const toleranceMs = opts.toleranceMs ?? 300_000
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const seen = new ReplayGuard(opts.replayCapacity ?? 10_000)
+  let keys: Promise<CryptoKey[]> | undefined
+  return middleware(async (c) => {
+    const parsed = parseSignature(c.req.header(TIMESTAMP_HEADER), c.req.header(SIGNATURE_HEADER))
+    if (!parsed || Math.abs(Date.now() - parsed.timestamp) > toleranceMs) return false
+    const body = await readBody(c, maxBodyBytes)
+    keys ??= Promise.all(opts.secrets.map((secret) => hmacKey(secret)))
+    if (!(await matchesAny(await keys, parsed, body))) return false
+    return seen.use(parsed.hex, parsed.timestamp + toleranceMs, Date.now())
+  })
+}

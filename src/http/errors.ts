@@ -1,0 +1,95 @@
+import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { type ErrorCode, type Issue, SluiceError } from '../errors.js'
+
+/** The one error body every route answers with. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; issues?: Issue[] }
+}
+
+const GENERIC_5XX: Record<number, string> = {
+  501: 'Not supported here.',
+  503: 'A service Sluice depends on is unavailable; try again later.',
+}
+
+function codeForStatus(status: number): ErrorCode {
+  if (status === 401 || status === 403) return 'UNAUTHORIZED'
+  if (status === 404 || status === 405) return 'NOT_FOUND'
+  if (status === 409) return 'CONFLICT'
+  if (status === 413) return 'PAYLOAD_TOO_LARGE'
+  if (status === 501) return 'UNSUPPORTED'
+  if (status === 503) return 'DATABASE_UNAVAILABLE'
+  return status < 500 ? 'INVALID_INPUT' : 'INTERNAL'
+}
+
+function errorResponse(body: ErrorBody, status: number, headers?: Record<string, string>): Response {
+  return Response.json(body, { status, ...(headers ? { headers } : {}) })
+}
+
+/**
+ * An HTTP failure in the standard JSON shape. It is an HTTPException, so middleware that
+ * throws it answers correctly even in an app that never installed Sluice's onError.
+ */
+export class HttpError extends HTTPException {
+  readonly code: ErrorCode
+  readonly headers: Record<string, string> | undefined
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: ErrorCode,
+    message: string,
+    headers?: Record<string, string>,
+  ) {
+    super(status, { message, res: errorResponse({ error: { code, message } }, status, headers) })
+    this.code = code
+    this.headers = headers
+  }
+}
+
+export const unauthorized = (): HttpError =>
+  new HttpError(401, 'UNAUTHORIZED', 'Missing or invalid credentials.', {
+    'WWW-Authenticate': 'Bearer realm="sluice"',
+  })
+
+/** What the app reports about failures that are the server's fault (5xx). */
+export type ErrorReporter = (error: unknown, c: Context) => void
+
+export const defaultReporter: ErrorReporter = (error, c) => {
+  console.error(`[sluice] ${c.req.method} ${c.req.path} failed:`, error)
+}
+
+/**
+ * The single error mapping of the app. 4xx errors keep their message (it is written for the
+ * caller); 5xx errors keep their code but get a fixed message, and the original goes to the
+ * reporter, so connection strings, SQL and stack traces never reach the response.
+ */
+export function onError(report: ErrorReporter): ErrorHandler {
+  return (error, c) => {
+    let status = 500
+    let body: ErrorBody = { error: { code: 'INTERNAL', message: 'Internal error.' } }
+    let headers: Record<string, string> | undefined
+    if (error instanceof SluiceError) {
+      status = error.status
+      body = { error: error.toJSON() }
+    } else if (error instanceof HttpError) {
+      status = error.status
+      body = { error: { code: error.code, message: error.message } }
+      headers = error.headers
+    } else if (error instanceof HTTPException) {
+      status = error.status
+      body = { error: { code: codeForStatus(status), message: error.message || `HTTP ${status}` } }
+    }
+    if (status >= 500) {
+      report(error, c)
+      body = { error: { code: body.error.code, message: GENERIC_5XX[status] ?? 'Internal error.' } }
+    }
+    return errorResponse(body, status, headers)
+  }
+}
+
+export const notFound: NotFoundHandler = (c) =>
+  errorResponse(
+    { error: { code: 'NOT_FOUND', message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}.` } },
+    404,
+  )

@@ -1,0 +1,47 @@
+import type { Statement } from '../db/types.js'
+
+/** The depth of one queue at one moment, as `sluice.metrics()` reports it. */
+export interface QueueMetrics {
+  queue: string
+  /** Due now and claimable: `run_at <= now()` with attempts left (including jobs whose lease ran out). */
+  ready: number
+  /** Waiting for their run_at: enqueued with a delay, or backing off before a retry. */
+  delayed: number
+  /** Claimed by a drain whose lease has not run out. */
+  inFlight: number
+  deadLettered: number
+  /** How long the oldest ready job has been due, seconds; 0 when nothing is ready. */
+  oldestReadyAgeSeconds: number
+}
+
+/**
+ * Every queue's depth in one statement: the queues given (those of the defined jobs, shown
+ * even when empty) plus any queue that has rows. Counts walk the queues' rows, so this is
+ * meant for a scrape every few seconds, not for the hot path.
+ */
+export function queueMetrics(t: string, knownQueues: readonly string[]): Statement {
+  return {
+    text: `WITH j AS (
+  SELECT queue,
+         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS ready,
+         count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS delayed,
+         count(*) FILTER (WHERE lease_token IS NOT NULL AND run_at > now()) AS in_flight,
+         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS oldest_ready
+  FROM ${t}.jobs
+  GROUP BY queue
+), d AS (
+  SELECT queue, count(*) AS dead FROM ${t}.dead_letters GROUP BY queue
+), q AS (
+  SELECT unnest($1::text[]) AS queue UNION SELECT queue FROM j UNION SELECT queue FROM d
+)
+SELECT q.queue,
+       coalesce(j.ready, 0)::float8 AS "ready",
+       coalesce(j.delayed, 0)::float8 AS "delayed",
+       coalesce(j.in_flight, 0)::float8 AS "inFlight",
+       coalesce(d.dead, 0)::float8 AS "deadLettered",
+       coalesce(greatest(extract(epoch FROM now() - j.oldest_ready), 0), 0)::float8 AS "oldestReadyAgeSeconds"
+FROM q LEFT JOIN j ON j.queue = q.queue LEFT JOIN d ON d.queue = q.queue
+ORDER BY q.queue`,
+    values: [knownQueues],
+  }
+}

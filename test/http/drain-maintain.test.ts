@@ -1,0 +1,114 @@
+import type { Context, Hono } from 'hono'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
+import { z } from 'zod'
+import { type DrainSummary, defineJob, type MaintenanceReport } from '../../src/index.js'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
+import { appFor, bearer, CRON_SECRET, countJobs, errorOf, postJson } from '../helpers/http.js'
+
+const seen: string[] = []
+const greet = defineJob({
+  name: 'greet',
+  input: z.object({ who: z.string() }),
+  run: (input) => {
+    seen.push(input.who)
+  },
+})
+
+describe('POST /drain and /maintain', () => {
+  let t: TestSluice
+  let app: Hono
+  let remaining: number | undefined
+  const contexts: Context[] = []
+
+  beforeAll(async () => {
+    t = await makeSluice({ jobs: [greet] })
+    app = appFor(t, {
+      remainingMs: (c) => {
+        contexts.push(c)
+        return remaining
+      },
+    })
+  })
+  afterAll(() => t.cleanup())
+  beforeEach(async () => {
+    await t.sql('DELETE FROM $schema.jobs')
+    seen.length = 0
+    remaining = undefined
+    contexts.length = 0
+  })
+
+  test('drain over HTTP runs the jobs and answers the summary', async () => {
+    for (const who of ['ada', 'bo', 'cy']) {
+      expect((await postJson(app, '/jobs/greet', { input: { who } })).status).toBe(202)
+    }
+    const res = await postJson(app, '/drain', { queues: ['default'], maxJobs: 10 })
+    expect(res.status).toBe(200)
+    const summary = (await res.json()) as DrainSummary
+    expect(summary).toMatchObject({ queues: ['default'], claimed: 3, completed: 3, failed: 0 })
+    expect(summary.stoppedBy).toBe('empty')
+    expect(seen.sort()).toEqual(['ada', 'bo', 'cy'])
+    expect(await countJobs(t)).toBe(0)
+    expect(contexts).toHaveLength(1)
+  })
+
+  test('an empty body drains with the defaults', async () => {
+    await t.sluice.enqueue(greet, { who: 'dee' })
+    const res = await app.request('/drain', { method: 'POST', headers: bearer() })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as DrainSummary).completed).toBe(1)
+    expect(seen).toEqual(['dee'])
+  })
+
+  test("the platform's remaining time caps the budget", async () => {
+    await t.sluice.enqueue(greet, { who: 'late' })
+    remaining = 0
+    const res = await postJson(app, '/drain', {})
+    const summary = (await res.json()) as DrainSummary
+    // No time left: the claimed job is handed back unstarted.
+    expect(summary).toMatchObject({ completed: 0, handedBack: 1, stoppedBy: 'deadline' })
+    expect(seen).toEqual([])
+    expect(await countJobs(t)).toBe(1)
+  })
+
+  test.each([
+    [{ budgetMs: -1 }, 'budgetMs'],
+    [{ queues: ['bad name!'] }, 'queues'],
+    [{ platformRemainingMs: 10 }, ''],
+    [{ batchSize: 5 }, ''],
+  ])('400 for a bad drain body %j', async (body, key) => {
+    const res = await postJson(app, '/drain', body)
+    expect(res.status).toBe(400)
+    const error = await errorOf(res)
+    expect(error.code).toBe('INVALID_INPUT')
+    if (key) expect(error.issues?.[0]?.path[0]).toBe(key)
+  })
+
+  test('maintain via POST with the bearer token', async () => {
+    const res = await app.request('/maintain', { method: 'POST', headers: bearer() })
+    expect(res.status).toBe(200)
+    const report = (await res.json()) as MaintenanceReport
+    expect(report.tasks.map((task) => task.task)).toContain('reap-invocations')
+  })
+
+  test('maintain via GET the way Vercel cron calls it', async () => {
+    await t.sql('DELETE FROM $schema.maintenance')
+    const res = await app.request('/maintain', { headers: { Authorization: `Bearer ${CRON_SECRET}` } })
+    expect(res.status).toBe(200)
+    const report = (await res.json()) as MaintenanceReport
+    expect(report.tasks.every((task) => task.ran)).toBe(true)
+    // A duplicated cron delivery finds nothing due.
+    const again = (await (
+      await app.request('/maintain', { headers: { Authorization: `Bearer ${CRON_SECRET}` } })
+    ).json()) as MaintenanceReport
+    expect(again.tasks.some((task) => task.ran)).toBe(false)
+  })
+
+  test('the cron secret opens /maintain only', async () => {
+    const cron = { Authorization: `Bearer ${CRON_SECRET}` }
+    t.statements.reset()
+    expect((await postJson(app, '/drain', {}, cron)).status).toBe(401)
+    expect((await postJson(app, '/jobs/greet', { input: { who: 'x' } }, cron)).status).toBe(401)
+    expect((await app.request('/metrics', { headers: cron })).status).toBe(401)
+    expect(t.statements.count).toBe(0)
+  })
+})
