@@ -14,8 +14,8 @@ export { setup } from './schema.js'
 /** Inputs `sluice dev` uses for the commands it suggests. */
 export const samples = {
   'welcome-email': { userId: 'u_1', email: 'ada@example.com', name: 'Ada' },
-  'generate-report': { day: new Date().toISOString().slice(0, 10) },
   'resize-image': { imageId: 'cat_42', width: 640 },
+  'generate-report': { day: new Date().toISOString().slice(0, 10) },
 }
 
 export default function exampleApp(options: { database?: string | Db } = {}): Sluice {
