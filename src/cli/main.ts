@@ -39,8 +39,9 @@ function version(): string {
 
 async function fail(error: unknown, json: boolean, target?: Target): Promise<number> {
   let explained: Explained = explain(error)
-  if (explained.code === 'DATABASE_UNAVAILABLE' && target) {
-    const hint = unreachableHint(target)
+  if (explained.code === 'DATABASE_UNAVAILABLE' && target?.via !== 'dev-server') {
+    // `dev` and the commands that open the database themselves use DATABASE_URL when it is set.
+    const hint = unreachableHint(process.env.DATABASE_URL)
     if (hint) explained = { ...explained, hint }
   }
   if (json) {

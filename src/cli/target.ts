@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CliError, EXIT } from './errors.js'
 import { displayPath } from './load-config.js'
-import { acquire, currentHolder, type Holder, type Lock } from './lock.js'
+import { acquire, currentHolder, type Holder, type Lock, lockFile } from './lock.js'
 import { type DevServer, reachDevServer } from './remote.js'
 
 export const DEFAULT_DATA_DIR = '.sluice'
@@ -46,10 +46,10 @@ const holderText = (holder: Holder): string =>
     ? `\`sluice ${holder.command}\` (pid ${holder.pid}${holder.url ? `, ${holder.url}` : ''})`
     : 'another process'
 
-const BUSY_HINT =
+const busyHint = (dir: string): string =>
   'The embedded database (PGlite) serves one process at a time. Wait for that command to finish, or keep ' +
   '`sluice dev` running: the other commands then go through it. With DATABASE_URL set, any number of ' +
-  'processes can work at once.'
+  `processes can work at once. If no such sluice process is running, delete ${displayPath(lockFile(dir))}.`
 
 /**
  * Picks where a command runs. DATABASE_URL wins and is used directly. Without it the
@@ -113,16 +113,16 @@ export async function chooseTarget(
   throw new CliError(`The embedded database in ${displayPath(dir)} is in use by ${holderText(holder)}.`, {
     code: 'DATABASE_BUSY',
     exitCode: EXIT.DATABASE,
-    hint: BUSY_HINT,
+    hint: busyHint(dir),
   })
 }
 
-/** The hint for a database that does not answer, naming what was tried. */
-export function unreachableHint(target: Target): string | undefined {
-  if (target.via !== 'direct' || !target.database.match(/^postgres(ql)?:/)) return undefined
+/** The hint for a PostgreSQL server that does not answer, naming what was tried. */
+export function unreachableHint(database: string | undefined): string | undefined {
+  if (!database?.match(/^postgres(ql)?:/)) return undefined
   let at = 'the host and port in DATABASE_URL'
   try {
-    const u = new URL(target.database)
+    const u = new URL(database)
     at = `${u.hostname || 'localhost'}:${u.port || '5432'}`
   } catch {}
   return (

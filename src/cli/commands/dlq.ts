@@ -76,6 +76,11 @@ retry and discard exit 1 when an --id matched no dead letter.`,
       )
     }
     if (v.all && filtered) throw new UsageError('--all does not combine with --id, --queue or --name.')
+    if (action === 'list' && v.limit !== undefined && v.limit > 10_000)
+      throw new UsageError(
+        '--limit must be at most 10000 for list.',
+        'Page with --id filters, or use --json and a script.',
+      )
     return {
       action,
       all: v.all === true,
