@@ -52,7 +52,7 @@ async function fail(error: unknown, json: boolean, target?: Target): Promise<num
   return explained.exitCode
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+async function main(argv: readonly string[]): Promise<number> {
   const { name, rest } = splitCommand(argv)
   const json = argv.includes('--json')
   if (!name) {
