@@ -1,8 +1,8 @@
 /**
- * The example app: its jobs on a Sluice whose database comes from DATABASE_URL
- * (and schema from SLUICE_SCHEMA). The deployable functions in functions/ serve it.
+ * The example app as the deployable functions in functions/ serve it: database from
+ * DATABASE_URL, schema from SLUICE_SCHEMA. Create its tables once with
+ * `sluice migrate --config examples/sluice.config.ts` (Sluice's migrations and the example's own).
  */
-import { createSluice } from '../src/index.js'
-import { jobs } from './jobs.js'
+import exampleApp from './sluice.config.js'
 
-export const sluice = createSluice({ jobs })
+export const sluice = exampleApp()

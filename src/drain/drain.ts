@@ -14,7 +14,7 @@ import {
   settle,
 } from '../sql/index.js'
 import { type DurationBook, deadlineFrom, observedDurations } from './budget.js'
-import { execute } from './execute.js'
+import { execute, type Outcome } from './execute.js'
 
 export const drainOptionsSchema = z
   .object({
@@ -27,10 +27,30 @@ export const drainOptionsSchema = z
     platformRemainingMs: z.number().min(0).optional(),
     /** Higher-priority drains are preferred by later admission features; recorded on the invocation. */
     priority: z.number().int().min(-1000).max(1000).optional(),
+    onJob: z.custom<(run: JobRun) => void>((v) => typeof v === 'function', 'must be a function').optional(),
   })
   .strict()
 
-export type DrainOptions = z.input<typeof drainOptionsSchema>
+/** One job run by a drain, as `onJob` sees it once the run has ended (the batch settles afterwards). */
+export interface JobRun {
+  id: string
+  name: string
+  queue: string
+  /** 1 on the first run. */
+  attempt: number
+  maxAttempts: number
+  /** `retrying` and `dead-lettered` are failures; `expired` jobs waited past their queueTimeout and did not run. */
+  outcome: 'completed' | 'expired' | 'retrying' | 'dead-lettered'
+  durationMs: number
+  error?: { name: string; message: string }
+  /** Backoff before the next attempt, for `retrying`. */
+  retryInMs?: number
+}
+
+export type DrainOptions = z.input<typeof drainOptionsSchema> & {
+  /** Called after each job this drain runs (for logging); errors it throws go to onFatalError. */
+  onJob?: (run: JobRun) => void
+}
 
 export type StopReason = 'empty' | 'deadline' | 'maxJobs'
 
@@ -96,6 +116,39 @@ function units(rows: readonly ClaimedRow[]): ClaimedRow[][] {
   return out
 }
 
+function report(
+  onJob: ((run: JobRun) => void) | undefined,
+  hooks: HookRunner,
+  row: ClaimedRow,
+  outcome: Outcome,
+  durationMs: number,
+): void {
+  if (!onJob) return
+  const run: JobRun = {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    attempt: row.attempts,
+    maxAttempts: row.max_attempts,
+    outcome:
+      outcome.kind === 'failed'
+        ? outcome.willRetry
+          ? 'retrying'
+          : 'dead-lettered'
+        : outcome.kind === 'expired'
+          ? 'expired'
+          : 'completed',
+    durationMs,
+    ...(outcome.kind === 'failed' ? { error: outcome.failure.error } : {}),
+    ...(outcome.kind === 'failed' && outcome.willRetry ? { retryInMs: outcome.failure.delayMs } : {}),
+  }
+  try {
+    onJob(run)
+  } catch (error) {
+    hooks.fatal(error, { phase: 'drain', job: row.name })
+  }
+}
+
 async function runBatch(
   rows: ClaimedRow[],
   config: ResolvedConfig,
@@ -103,6 +156,7 @@ async function runBatch(
   clock: Clock,
   concurrency: number,
   durations: DurationBook,
+  onJob: ((run: JobRun) => void) | undefined,
 ): Promise<Batch> {
   const deadline = clock.deadline
   const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
@@ -130,7 +184,9 @@ async function runBatch(
       return false
     }
     clock.ran++
+    const started = Date.now()
     const outcome = await execute(row, job, { hooks, deadline })
+    report(onJob, hooks, row, outcome, Date.now() - started)
     if (outcome.kind === 'failed') {
       batch.failures.push(outcome.failure)
       return false
@@ -236,7 +292,7 @@ export async function drain(
       break
     }
     rows.sort(byQueueOrder)
-    pending = await runBatch(rows, config, hooks, clock, concurrency, durations)
+    pending = await runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob)
     if (pending.handBacks.length > 0 || deadline - Date.now() <= 0) stop = 'deadline'
     else if (summary.claimed >= maxJobs) stop = 'maxJobs'
     else if (rows.length < limit) stop = 'empty'

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
-import { backoffDelay, defineJob, type Hooks, PermanentJobError } from '../../src/index.js'
+import { backoffDelay, defineJob, type Hooks, type JobRun, PermanentJobError } from '../../src/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
@@ -322,5 +322,55 @@ describe('hooks', () => {
     env = await makeSluice({ jobs: [job], hooks: { beforeEnqueue: () => Promise.reject(new Error('veto')) } })
     await expect(env.sluice.enqueue(job, {})).rejects.toThrow('veto')
     expect(env.statements.count).toBe(0)
+  })
+})
+
+describe('onJob', () => {
+  test('sees every run with its outcome, and a throwing callback changes nothing', async () => {
+    const job = defineJob({
+      name: 'reported',
+      input: z.object({ mode: z.enum(['ok', 'flaky', 'fatal']) }),
+      retry: { maxAttempts: 2, baseDelayMs: 0, jitter: 0 },
+      run: (input) => {
+        if (input.mode === 'flaky') throw new Error('flaked')
+        if (input.mode === 'fatal') throw new PermanentJobError('gone')
+      },
+    })
+    const fatal: unknown[] = []
+    env = await makeSluice({ jobs: [job], hooks: { onFatalError: (e) => void fatal.push(e) } })
+    const ok = await env.sluice.enqueue(job, { mode: 'ok' })
+    const flaky = await env.sluice.enqueue(job, { mode: 'flaky' })
+    const dead = await env.sluice.enqueue(job, { mode: 'fatal' })
+    const runs: JobRun[] = []
+    const summary = await env.sluice.drain({
+      concurrency: 1,
+      onJob: (run) => {
+        runs.push(run)
+        throw new Error('logger broke')
+      },
+    })
+    expect(summary).toMatchObject({ completed: 1, retried: 1, deadLettered: 1 })
+    const byId = new Map(runs.map((r) => [r.id, r]))
+    expect(byId.get(ok.id!)).toMatchObject({
+      name: 'reported',
+      queue: 'default',
+      attempt: 1,
+      outcome: 'completed',
+    })
+    expect(byId.get(flaky.id!)).toMatchObject({
+      outcome: 'retrying',
+      retryInMs: 0,
+      maxAttempts: 2,
+      error: { message: 'flaked' },
+    })
+    expect(byId.get(dead.id!)).toMatchObject({
+      outcome: 'dead-lettered',
+      error: { name: 'PermanentJobError' },
+    })
+    expect(runs.every((r) => r.durationMs >= 0)).toBe(true)
+    expect(fatal).toHaveLength(3)
+    await expect(env.sluice.drain({ onJob: 'nope' as never })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    })
   })
 })

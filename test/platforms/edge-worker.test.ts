@@ -2,10 +2,14 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { welcomeEmail } from '../../examples/jobs.js'
+import { exampleJobs } from '../../examples/jobs.js'
+import { setup } from '../../examples/schema.js'
 import { buildToTemp, type TempBuild } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 import { type NeonHttpServer, startNeonHttpServer } from '../support/neon-http-server.js'
+
+/** The example's welcome-email job, for the tests' own Sluice (the bundles run their own copy). */
+const { welcomeEmail } = exampleJobs(() => env.sluice.db())
 
 const SECRET = 'edge-test-secret-0123456789'
 
@@ -31,6 +35,8 @@ const outbound: string[] = []
 
 beforeAll(async () => {
   env = await makeSluice({ jobs: [welcomeEmail] })
+  // The bundled functions serve the example app, whose handlers write to its own tables.
+  await setup(env.sluice)
   built = await buildToTemp({ functions: ['functions/vercel/enqueue.ts'] })
   server = await startNeonHttpServer({ connectionString: databaseUrl })
   mf = new Miniflare({

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { welcomeEmail } from '../../examples/jobs.js'
+import { exampleJobs } from '../../examples/jobs.js'
+import { setup } from '../../examples/schema.js'
 import { sign } from '../../src/http/signature.js'
 import { buildToTemp, setEnv, type TempBuild } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 import { httpEventV2, type LambdaHttpResult, lambdaContext, scheduledEvent } from '../helpers/lambda.js'
+
+/** The example's welcome-email job, for the tests' own Sluice (the bundles run their own copy). */
+const { welcomeEmail } = exampleJobs(() => env.sluice.db())
 
 type HttpHandler = (event: unknown, context: unknown) => Promise<LambdaHttpResult>
 type MaintainHandler = (
@@ -23,6 +27,8 @@ let api: HttpHandler
 
 beforeAll(async () => {
   env = await makeSluice({ jobs: [welcomeEmail] })
+  // The bundled functions serve the example app, whose handlers write to its own tables.
+  await setup(env.sluice)
   built = await buildToTemp({
     functions: ['functions/aws/drain.ts', 'functions/aws/maintain.ts', 'functions/aws/api.ts'],
   })

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { welcomeEmail } from '../../examples/jobs.js'
+import { exampleJobs } from '../../examples/jobs.js'
+import { setup } from '../../examples/schema.js'
 import { ConfigError } from '../../src/index.js'
 import { vercelHandlers } from '../../src/platforms/vercel.js'
 import { buildToTemp, setEnv, type TempBuild } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+
+/** The example's welcome-email job, for the tests' own Sluice (the bundles run their own copy). */
+const { welcomeEmail } = exampleJobs(() => env.sluice.db())
 
 type Handler = (request: Request) => Promise<Response>
 
@@ -19,6 +23,8 @@ let POST: Handler
 
 beforeAll(async () => {
   env = await makeSluice({ jobs: [welcomeEmail] })
+  // The bundled functions serve the example app, whose handlers write to its own tables.
+  await setup(env.sluice)
   built = await buildToTemp({ functions: ['functions/vercel/api.ts'] })
   restoreEnv = setEnv({
     DATABASE_URL: databaseUrl,

@@ -1,0 +1,147 @@
+import { access } from 'node:fs/promises'
+import { isAbsolute, relative, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Sluice } from '../sluice.js'
+import { CliError, EXIT, UsageError } from './errors.js'
+
+export const CONVENTIONAL_NAMES = ['sluice.config.ts', 'sluice.config.js', 'sluice.config.mjs'] as const
+
+/** What the CLI takes from a config file. */
+export interface App {
+  sluice: Sluice
+  /** The named export `setup(sluice)`: the app's own tables; run by `migrate` and `dev` after Sluice's migrations. */
+  setup: ((sluice: Sluice) => unknown) | undefined
+  /** The named export `samples`: job name → an input `dev` uses in the commands it suggests. */
+  samples: Record<string, unknown>
+  /** Absolute path of the config file. */
+  path: string
+}
+
+/** What the CLI passes to a config whose default export is a function. */
+export interface ConfigContext {
+  /** The database the CLI chose: DATABASE_URL, or the embedded PGlite (`pglite:<dir>` or `pglite:memory`). */
+  database: string
+}
+
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  )
+
+/** `--config <file>`, else sluice.config.ts, .js or .mjs in the working directory. */
+export async function findConfig(explicit: string | undefined, cwd = process.cwd()): Promise<string> {
+  if (explicit) {
+    const path = resolve(cwd, explicit)
+    if (!(await exists(path)))
+      throw new UsageError(
+        `Config file ${explicit} does not exist.`,
+        `Pass --config <file> with a path from ${cwd}.`,
+      )
+    return path
+  }
+  for (const name of CONVENTIONAL_NAMES) {
+    const path = resolve(cwd, name)
+    if (await exists(path)) return path
+  }
+  const example = 'examples/sluice.config.ts'
+  const here = (await exists(resolve(cwd, example))) ? ` (here: --config ${example})` : ''
+  throw new UsageError(
+    `No sluice.config.ts, .js or .mjs in ${cwd}.`,
+    `Pass --config <file>${here}, or create sluice.config.ts with ` +
+      '`export default ({ database }) => createSluice({ database, jobs: [...] })`.',
+  )
+}
+
+export const displayPath = (path: string, cwd = process.cwd()): string => {
+  const rel = relative(cwd, path)
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path
+}
+
+/** True when this CLI itself runs from TypeScript source, i.e. under a loader such as tsx. */
+const runningFromSource = import.meta.url.endsWith('.ts')
+
+/**
+ * Imports the config. A TypeScript config under plain Node goes through tsx's loader,
+ * registered for the whole process rather than with `tsImport`: `tsImport` loads the
+ * module graph under a namespace, which would give the config its own copies of Sluice
+ * and zod (and `instanceof` checks, such as the HTTP app's error mapping, would fail).
+ */
+async function importModule(path: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(path).href
+  if (!/\.[cm]?ts$/.test(path) || runningFromSource) return import(url)
+  let register: () => unknown
+  try {
+    ;({ register } = await import('tsx/esm/api'))
+  } catch {
+    throw new CliError(`Loading ${displayPath(path)} needs tsx, which is not installed.`, {
+      code: 'INVALID_CONFIG',
+      hint: 'Install it (`npm i -D tsx`), or write the config as sluice.config.mjs.',
+    })
+  }
+  // Stays registered: the config may import more TypeScript later (lazily, from a handler).
+  register()
+  return import(url)
+}
+
+const isSluice = (value: unknown): value is Sluice =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Sluice).enqueue === 'function' &&
+  typeof (value as Sluice).drain === 'function' &&
+  typeof (value as Sluice).config === 'object'
+
+/**
+ * Imports the config and gets its Sluice. A default export that is a function is called
+ * with `{ database }` (the database the CLI chose); a Sluice instance is used as it is,
+ * with the database it was created with.
+ */
+export async function loadApp(path: string, context: ConfigContext): Promise<App> {
+  const shown = displayPath(path)
+  let mod: Record<string, unknown>
+  try {
+    mod = await importModule(path)
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    throw loadFailure(shown, error, 'import')
+  }
+  const exported = mod.default
+  let sluice: unknown
+  try {
+    sluice =
+      typeof exported === 'function' ? await (exported as (c: ConfigContext) => unknown)(context) : exported
+  } catch (error) {
+    throw loadFailure(shown, error, 'factory')
+  }
+  if (!isSluice(sluice)) {
+    throw new CliError(`The default export of ${shown} is not a Sluice.`, {
+      code: 'INVALID_CONFIG',
+      hint: 'Export `createSluice({...})`, or a function `({ database }) => createSluice({ database, ... })`.',
+    })
+  }
+  const setup = mod.setup
+  if (setup !== undefined && typeof setup !== 'function')
+    throw new CliError(`The export \`setup\` of ${shown} is not a function.`, { code: 'INVALID_CONFIG' })
+  const samples = typeof mod.samples === 'object' && mod.samples !== null ? mod.samples : {}
+  return {
+    sluice,
+    setup: setup as App['setup'],
+    samples: samples as Record<string, unknown>,
+    path,
+  }
+}
+
+function loadFailure(shown: string, error: unknown, phase: 'import' | 'factory'): CliError {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
+  // A Sluice created at import time cannot be handed the embedded database; say so when it may be why.
+  const atImport = phase === 'import' && code === 'INVALID_CONFIG' && !process.env.DATABASE_URL
+  return new CliError(`Loading ${shown} failed: ${message}`, {
+    code: 'INVALID_CONFIG',
+    exitCode: EXIT.FAILED,
+    hint: atImport
+      ? 'A config that calls createSluice when it is imported needs DATABASE_URL. To let the CLI give it the ' +
+        'embedded database, export a function: `export default ({ database }) => createSluice({ database, ... })`.'
+      : 'The error comes from the config file or a module it imports.',
+  })
+}

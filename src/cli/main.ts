@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs'
+import { parseCommandArgs } from './args.js'
+import { execute } from './command.js'
+import { devHelp, runDev } from './commands/dev.js'
+import { COMMANDS } from './commands/index.js'
+import { CliError, EXIT, type Explained, explain, UsageError } from './errors.js'
+import { COMMAND_NAMES, commandHelp, findHelp, topHelp } from './help.js'
+import { displayPath, findConfig, loadApp } from './load-config.js'
+import { color, formatError, keepStdoutForJson, write } from './output.js'
+import { runOnDevServer } from './remote.js'
+import { closest } from './suggest.js'
+import { chooseTarget, type Target, unreachableHint } from './target.js'
+
+/** Global flags may come before the command: `sluice --config x.ts status`. */
+function splitCommand(argv: readonly string[]): { name: string | undefined; rest: string[] } {
+  const before: string[] = []
+  let i = 0
+  while (i < argv.length && argv[i]!.startsWith('-')) {
+    const flag = argv[i]!
+    before.push(flag)
+    if ((flag === '--config' || flag === '-c' || flag === '--data-dir') && i + 1 < argv.length)
+      before.push(argv[++i]!)
+    i++
+  }
+  return { name: argv[i], rest: [...before, ...argv.slice(i + 1)] }
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string
+    }
+    return pkg.version ?? 'unknown'
+  } catch {
+    return 'unknown'
+  }
+}
+
+async function fail(error: unknown, json: boolean, target?: Target): Promise<number> {
+  let explained: Explained = explain(error)
+  if (explained.code === 'DATABASE_UNAVAILABLE' && target?.via !== 'dev-server') {
+    // `dev` and the commands that open the database themselves use DATABASE_URL when it is set.
+    const hint = unreachableHint(process.env.DATABASE_URL)
+    if (hint) explained = { ...explained, hint }
+  }
+  if (json) {
+    const { exitCode: _, ...body } = explained
+    await write(process.stdout, JSON.stringify({ error: body }))
+  }
+  await write(process.stderr, formatError(explained))
+  return explained.exitCode
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const { name, rest } = splitCommand(argv)
+  const json = argv.includes('--json')
+  if (!name) {
+    if (argv.includes('--version')) {
+      await write(process.stdout, version())
+      return EXIT.OK
+    }
+    const asked = argv.includes('--help') || argv.includes('-h')
+    await write(asked ? process.stdout : process.stderr, topHelp())
+    return asked ? EXIT.OK : EXIT.USAGE
+  }
+  if (name === 'help') {
+    const about = rest.find((a) => !a.startsWith('-'))
+    const found = about ? findHelp(about) : undefined
+    await write(process.stdout, found ? commandHelp(found) : topHelp())
+    return EXIT.OK
+  }
+  let target: Target | undefined
+  try {
+    const command = COMMANDS.get(name)
+    if (!command && name !== 'dev') {
+      const guess = closest(name, COMMAND_NAMES)
+      throw new UsageError(
+        `Unknown command "${name}".`,
+        `${guess ? `Did you mean \`sluice ${guess}\`? ` : ''}Commands: ${COMMAND_NAMES.join(', ')}. Run \`sluice --help\`.`,
+      )
+    }
+    const parsed = parseCommandArgs(name, rest, command ? command.options : devHelp.options)
+    if (parsed.globals.help) {
+      await write(process.stdout, commandHelp(command ?? devHelp))
+      return EXIT.OK
+    }
+    if (!command) return await runDev(parsed)
+    if (parsed.globals.json) keepStdoutForJson()
+    const args = await command.parse(parsed)
+
+    let configPath: string | undefined
+    target = await chooseTarget(name, parsed.globals.dataDir, {
+      beforeOpening: async () => {
+        configPath = await findConfig(parsed.globals.config)
+      },
+    })
+    let result: unknown
+    if (target.via === 'dev-server') {
+      const { server } = target
+      if (parsed.globals.config && server.config) {
+        const mine = await findConfig(parsed.globals.config)
+        if (mine !== server.config)
+          await write(
+            process.stderr,
+            `Note: the dev server runs ${displayPath(server.config)}; --config ${parsed.globals.config} is not used.`,
+          )
+      }
+      await write(
+        process.stderr,
+        color.dim(`(through the dev server at ${server.url}, pid ${server.pid})`, process.stderr),
+      )
+      result = await runOnDevServer(server, name, args)
+    } else {
+      try {
+        const app = await loadApp(configPath!, { database: target.database })
+        try {
+          result = await execute(command, { sluice: app.sluice, app, where: target.where }, args)
+        } finally {
+          await app.sluice.close().catch(() => {})
+        }
+      } finally {
+        await target.lock?.release()
+      }
+    }
+    await write(
+      process.stdout,
+      parsed.globals.json ? JSON.stringify(result, null, 2) : command.render(result),
+    )
+    return command.exitCode?.(result) ?? EXIT.OK
+  } catch (error) {
+    return fail(error, json, target)
+  }
+}
+
+const code = await main(process.argv.slice(2)).catch(async (error: unknown) => {
+  await write(
+    process.stderr,
+    `sluice: unexpected failure: ${error instanceof Error ? error.stack : String(error)}`,
+  )
+  return error instanceof CliError ? error.exitCode : EXIT.FAILED
+})
+process.exit(code)
