@@ -27,6 +27,16 @@ const GAUGES: readonly Gauge[] = [
     value: (m) => m.deadLettered,
   },
   {
+    name: 'sluice_jobs_blocked',
+    help: 'Jobs waiting for a concurrency slot.',
+    value: (m) => m.blocked,
+  },
+  {
+    name: 'sluice_queue_paused',
+    help: '1 while the queue is paused by hand or by its circuit breaker, else 0.',
+    value: (m) => (m.paused || m.breakerUntil !== null ? 1 : 0),
+  },
+  {
     name: 'sluice_oldest_ready_age_seconds',
     help: 'How long the oldest ready job has been due, in seconds (0 when none is ready).',
     value: (m) => m.oldestReadyAgeSeconds,

@@ -12,6 +12,11 @@ export interface QueueMetrics {
   deadLettered: number
   /** How long the oldest ready job has been due, seconds; 0 when nothing is ready. */
   oldestReadyAgeSeconds: number
+  /** Waiting for a concurrency slot. */
+  blocked: number
+  /** Paused by hand, or by its circuit breaker until `breakerUntil`. */
+  paused: boolean
+  breakerUntil: Date | null
 }
 
 /**
@@ -31,6 +36,8 @@ export function queueMetrics(t: string, knownQueues: readonly string[]): Stateme
   GROUP BY queue
 ), d AS (
   SELECT queue, count(*) AS dead FROM ${t}.dead_letters GROUP BY queue
+), b AS (
+  SELECT queue, count(*) AS blocked FROM ${t}.blocked GROUP BY queue
 ), q AS (
   SELECT unnest($1::text[]) AS queue UNION SELECT queue FROM j UNION SELECT queue FROM d
 )
@@ -39,8 +46,12 @@ SELECT q.queue,
        coalesce(j.delayed, 0)::float8 AS "delayed",
        coalesce(j.in_flight, 0)::float8 AS "inFlight",
        coalesce(d.dead, 0)::float8 AS "deadLettered",
-       coalesce(greatest(extract(epoch FROM now() - j.oldest_ready), 0), 0)::float8 AS "oldestReadyAgeSeconds"
-FROM q LEFT JOIN j ON j.queue = q.queue LEFT JOIN d ON d.queue = q.queue
+       coalesce(greatest(extract(epoch FROM now() - j.oldest_ready), 0), 0)::float8 AS "oldestReadyAgeSeconds",
+       coalesce(b.blocked, 0)::float8 AS "blocked",
+       coalesce(c.paused, false) AS "paused",
+       CASE WHEN c.breaker_until > now() THEN c.breaker_until END AS "breakerUntil"
+FROM q LEFT JOIN j ON j.queue = q.queue LEFT JOIN d ON d.queue = q.queue LEFT JOIN b ON b.queue = q.queue
+LEFT JOIN ${t}.queues c ON c.name = q.queue
 ORDER BY q.queue`,
     values: [knownQueues],
   }

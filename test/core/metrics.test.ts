@@ -44,9 +44,49 @@ test('sluice.metrics(): every queue in one statement, defined queues even when e
   expect(age).toBeGreaterThanOrEqual(119)
   expect(age).toBeLessThan(600)
   expect(metrics.map((m) => ({ ...m, oldestReadyAgeSeconds: m.oldestReadyAgeSeconds > 0 }))).toEqual([
-    { queue: 'default', ready: 2, delayed: 1, inFlight: 1, deadLettered: 0, oldestReadyAgeSeconds: true },
-    { queue: 'fragile', ready: 0, delayed: 0, inFlight: 0, deadLettered: 1, oldestReadyAgeSeconds: false },
-    { queue: 'idle', ready: 0, delayed: 0, inFlight: 0, deadLettered: 0, oldestReadyAgeSeconds: false },
-    { queue: 'retired', ready: 1, delayed: 0, inFlight: 0, deadLettered: 0, oldestReadyAgeSeconds: true },
+    {
+      queue: 'default',
+      ready: 2,
+      delayed: 1,
+      inFlight: 1,
+      deadLettered: 0,
+      oldestReadyAgeSeconds: true,
+      blocked: 0,
+      paused: false,
+      breakerUntil: null,
+    },
+    {
+      queue: 'fragile',
+      ready: 0,
+      delayed: 0,
+      inFlight: 0,
+      deadLettered: 1,
+      oldestReadyAgeSeconds: false,
+      blocked: 0,
+      paused: false,
+      breakerUntil: null,
+    },
+    {
+      queue: 'idle',
+      ready: 0,
+      delayed: 0,
+      inFlight: 0,
+      deadLettered: 0,
+      oldestReadyAgeSeconds: false,
+      blocked: 0,
+      paused: false,
+      breakerUntil: null,
+    },
+    {
+      queue: 'retired',
+      ready: 1,
+      delayed: 0,
+      inFlight: 0,
+      deadLettered: 0,
+      oldestReadyAgeSeconds: true,
+      blocked: 0,
+      paused: false,
+      breakerUntil: null,
+    },
   ])
 })

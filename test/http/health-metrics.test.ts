@@ -156,7 +156,7 @@ describe('GET /metrics', () => {
     expect(age).toBeGreaterThanOrEqual(59)
     expect(age).toBeLessThan(600)
     expect(samples.get('sluice_oldest_ready_age_seconds{idle}')).toBe(0)
-    expect(samples.size).toBe(5 * 4)
+    expect(samples.size).toBe(7 * 4)
   })
 
   test('needs the bearer token by default (either rotating token); can be public', async () => {
@@ -176,10 +176,13 @@ describe('GET /metrics', () => {
       inFlight: 0,
       deadLettered: 0,
       oldestReadyAgeSeconds: 1.5,
+      blocked: 0,
+      paused: false,
+      breakerUntil: null,
     }
     const text = toPrometheus([m])
     expect(text).toContain('sluice_jobs_ready{queue="a\\"b\\\\c\\nd"} 1\n')
     expect(text).toContain('sluice_oldest_ready_age_seconds{queue="a\\"b\\\\c\\nd"} 1.5\n')
-    expect(parseExposition(text).size).toBe(5)
+    expect(parseExposition(text).size).toBe(7)
   })
 })
