@@ -48,14 +48,14 @@ async function enqueue(base: string, job: string, input: unknown): Promise<strin
 
 test('npm start: serves, drains on enqueue, lets other commands through, stops cleanly, keeps its data', async () => {
   const dev = startDev()
-  const [, port] = await dev.waitFor(/http +http:\/\/localhost:(\d+)/, 25_000)
+  const [, port] = await dev.waitFor(/http +http:\/\/localhost:(\d+)/, 90_000)
   expect(dev.output).toContain('authentication is OFF')
   expect(dev.output).toMatch(/curl -X POST http:\/\/localhost:\d+\/jobs\/welcome-email/)
   const base = `http://127.0.0.1:${port}`
 
   // Enqueued over HTTP, drained at once by the in-process loop, logged on one line.
   const id = await enqueue(base, 'welcome-email', { userId: 'u_smoke', email: 'ada@example.com' })
-  await dev.waitFor(new RegExp(`welcome-email #${id} {2}attempt 1/5 {2}completed`), 10_000)
+  await dev.waitFor(new RegExp(`welcome-email #${id} {2}attempt 1/5 {2}completed`), 30_000)
   const dead = await enqueue(base, 'resize-image', { imageId: 'missing-smoke', width: 64 })
   await dev.waitFor(
     new RegExp(`resize-image #${dead} {2}attempt 1/4 {2}failed after \\d+ ms, dead-lettered`),
@@ -75,7 +75,7 @@ test('npm start: serves, drains on enqueue, lets other commands through, stops c
   )
   expect(enqueued.code).toBe(0)
   const viaCli = enqueued.json<{ id: string }>().id
-  await dev.waitFor(new RegExp(`welcome-email #${viaCli} {2}attempt 1/5 {2}completed`), 10_000)
+  await dev.waitFor(new RegExp(`welcome-email #${viaCli} {2}attempt 1/5 {2}completed`), 30_000)
   expect(secondDev.code).toBe(3)
   expect(secondDev.stderr).toContain('already running')
 
@@ -86,7 +86,7 @@ test('npm start: serves, drains on enqueue, lets other commands through, stops c
 
   // Restarted, it finds its data: migrations already applied, the dead letter still there.
   const again = startDev()
-  await again.waitFor(/Sluice dev server is running/, 25_000)
+  await again.waitFor(/Sluice dev server is running/, 90_000)
   expect(again.output).toContain(`(version ${latestVersion()})`)
   const listed = await cli('dlq', 'list', '--json')
   expect(listed.code).toBe(0)
@@ -106,4 +106,4 @@ test('npm start: serves, drains on enqueue, lets other commands through, stops c
   } finally {
     await db.close()
   }
-})
+}, 240_000)
