@@ -648,11 +648,13 @@ BEGIN
     SELECT x.*, x.o AS ordinal
     FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
       q text, n text, p jsonb, pr smallint, m integer, r timestamptz, d bigint,
-      ck text, cl integer, ct bigint, cc text, uk text, us text, uc text, ut bigint, b bigint))
-      WITH ORDINALITY AS x(q, n, p, pr, m, r, d, ck, cl, ct, cc, uk, us, uc, ut, b, o)
+      ck text, cl integer, ct bigint, cc text, uk text, us text, uc text, ut bigint, b bigint,
+      i bigint, e jsonb, ea timestamptz))
+      WITH ORDINALITY AS x(q, n, p, pr, m, r, d, ck, cl, ct, cc, uk, us, uc, ut, b, i, e, ea, o)
     ORDER BY x.ck NULLS FIRST, x.o
   LOOP
-    v_id := nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id'));
+    -- A replayed dead letter keeps its id; everything else gets a new one.
+    v_id := coalesce(r.i, nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')));
 
     IF r.uk IS NOT NULL AND r.us = 'until-executed' THEN
       v_got := NULL;
@@ -706,9 +708,10 @@ BEGIN
 
     IF status = 'enqueued' THEN
       INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at,
-                                       concurrency_key, unique_key, exclusive_key, batch_id)
+                                       concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors)
       VALUES (v_id, r.q, r.n, r.p, r.pr, r.m, coalesce(r.r, now() + r.d * interval '1 millisecond'),
-              r.ck, CASE WHEN r.us = 'until-executed' THEN r.uk END, CASE WHEN r.us = 'while-executing' THEN r.uk END, r.b);
+              r.ck, CASE WHEN r.us = 'until-executed' THEN r.uk END, CASE WHEN r.us = 'while-executing' THEN r.uk END, r.b,
+              coalesce(r.ea, now()), coalesce(r.e, '[]'));
     END IF;
     IF r.b IS NOT NULL THEN
       v_batch := r.b::text;
@@ -750,5 +753,37 @@ BEGIN
     PERFORM :SLUICE_SCHEMA.fire_batch_callbacks(ARRAY[b.id]);
   END IF;
   RETURN QUERY SELECT b.total, b.finished_at IS NOT NULL;
+END
+$fn$;
+
+-- Puts dead letters back in their queue through the same enqueue as new jobs (rows as for
+-- enqueue_controlled, with `i` the dead letter's id), so a concurrency limit or a uniqueness
+-- lock applies to the replay too. A dead letter whose unique key is held by another job stays
+-- where it is; the others keep their id, their original enqueue time and their error history.
+CREATE FUNCTION :SLUICE_SCHEMA.requeue_dead_letters(p_rows jsonb)
+RETURNS TABLE (id text, status text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  r jsonb;
+  v_dead :SLUICE_SCHEMA.dead_letters;
+BEGIN
+  FOR r IN SELECT value FROM jsonb_array_elements(p_rows) LOOP
+    IF r->>'us' = 'until-executed' AND EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = r->>'uk' AND u.job_id <> (r->>'i')::bigint AND u.expires_at >= now()
+    ) THEN
+      CONTINUE;
+    END IF;
+    DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'i')::bigint RETURNING d.* INTO v_dead;
+    IF v_dead.id IS NULL THEN
+      CONTINUE;
+    END IF;
+    RETURN QUERY
+    SELECT e.id, e.status
+    FROM :SLUICE_SCHEMA.enqueue_controlled(jsonb_build_array(
+      r || jsonb_build_object('e', v_dead.errors, 'ea', v_dead.enqueued_at, 'uc', 'discard'))) e;
+    v_dead := NULL;
+  END LOOP;
 END
 $fn$;

@@ -24,8 +24,9 @@ import {
   type DeadLetterRow,
   discardDeadLetters,
   listDeadLetters,
-  retryDeadLetters,
+  requeueDeadLetters,
 } from './sql/dead-letters.js'
+import type { NewJob } from './sql/enqueue.js'
 import { type QueueMetrics, queueMetrics } from './sql/metrics.js'
 import { enqueueAndWake } from './wake/enqueue.js'
 import { wakeTask } from './wake/task.js'
@@ -71,6 +72,35 @@ export interface Sluice extends ControlsApi {
 }
 
 const MAX_BULK = 10_000
+
+/**
+ * A dead letter as a row to enqueue again: with its job's controls (keys recomputed from the
+ * payload) when the job is still defined and the payload still fits it; plain otherwise (the
+ * run will then fail on the input and dead-letter again, saying why).
+ */
+function replayRow(row: DeadLetterRow, job: AnyJob | undefined, maxPayloadBytes: number): NewJob {
+  const plain: NewJob = {
+    queue: row.queue,
+    name: row.name,
+    payload: JSON.stringify(row.payload),
+    priority: row.priority,
+    maxAttempts: row.max_attempts,
+    runAt: null,
+    delayMs: 0,
+  }
+  let prepared = plain
+  if (job) {
+    try {
+      prepared = {
+        ...prepare(job, row.payload, {}, Math.max(maxPayloadBytes, plain.payload.length * 4)),
+        priority: row.priority,
+      }
+    } catch {
+      prepared = plain
+    }
+  }
+  return { ...prepared, id: row.id }
+}
 
 function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
   const q = typeof query === 'string' ? { ids: [query] } : query
@@ -190,10 +220,16 @@ export function createSluice(options: SluiceOptions): Sluice {
         return rows
       },
       async retry(query) {
-        const { rows } = await (await db()).query<{ id: string }>(
-          retryDeadLetters(t, deadLetterFilter(query, 1000)),
+        const on = await db()
+        const { rows } = await on.query<DeadLetterRow>(listDeadLetters(t, deadLetterFilter(query, 1000)))
+        if (rows.length === 0) return []
+        const { rows: requeued } = await on.query<{ id: string | null; status: string }>(
+          requeueDeadLetters(
+            t,
+            rows.map((row) => replayRow(row, config.jobs.get(row.name), config.maxPayloadBytes)),
+          ),
         )
-        return rows.map((r) => r.id)
+        return requeued.flatMap((r) => (r.id === null ? [] : [r.id]))
       },
       async discard(query) {
         const { rows } = await (await db()).query<{ id: string }>(

@@ -1,4 +1,5 @@
 import type { Statement } from '../db/types.js'
+import { controlledRow, type NewJob } from './enqueue.js'
 
 /** Which dead letters an operation applies to: explicit ids, or every one matching queue/name. */
 export interface DeadLetterFilter {
@@ -41,18 +42,15 @@ LIMIT $4`,
   }
 }
 
-/** Moves dead letters back to their queue, due now, with attempts reset and history kept. */
-export function retryDeadLetters(t: string, f: DeadLetterFilter): Statement {
+/**
+ * Puts dead letters back in their queue (rows built from them as for enqueue, each with its
+ * dead letter's id), through the same enqueue as new jobs: attempts start again, limits and
+ * uniqueness apply, the id and the error history are kept.
+ */
+export function requeueDeadLetters(t: string, rows: readonly NewJob[]): Statement {
   return {
-    text: `WITH moved AS (
-  DELETE FROM ${t}.dead_letters d
-  WHERE d.id IN (SELECT d.id FROM ${t}.dead_letters d WHERE ${WHERE} ORDER BY d.id LIMIT $4 FOR UPDATE SKIP LOCKED)
-  RETURNING d.*
-)
-INSERT INTO ${t}.jobs (id, queue, name, payload, priority, max_attempts, enqueued_at, last_error, errors)
-SELECT id, queue, name, payload, priority, max_attempts, enqueued_at, last_error, errors FROM moved
-RETURNING id::text AS id`,
-    values: values(f),
+    text: `SELECT id, status FROM ${t}.requeue_dead_letters($1::jsonb)`,
+    values: [`[${rows.map(controlledRow).join(',')}]`],
   }
 }
 

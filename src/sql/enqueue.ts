@@ -18,6 +18,8 @@ export interface NewJob {
     ttlMs: number
   }
   batchId?: string
+  /** Set when a dead letter is replayed: it keeps its id. */
+  id?: string
 }
 
 /** Whether a job needs the controlled path (locks, slots, batch counters). */
@@ -99,6 +101,7 @@ export function controlledRow(job: NewJob): string {
     uc: u?.onConflict ?? null,
     ut: u?.ttlMs ?? null,
     b: job.batchId ?? null,
+    i: job.id ?? null,
   })
   // The payload is already JSON: splice it in rather than escaping it again.
   return `${meta.slice(0, -1)},"p":${job.payload}}`

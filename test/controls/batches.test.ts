@@ -77,6 +77,11 @@ test('500 jobs, some dead-lettered, 4 drains: onDiscard and onFinish fire exactl
   expect(s.fired.map((f) => f.callback).sort()).toEqual(['onDiscard', 'onFinish'])
   expect(s.fired[0]!.properties).toEqual({ import: 'users.csv' })
   expect(await env.sluice.getBatch(batch.id)).toMatchObject({ total: 500, completed: 490, discarded: 10 })
+
+  // Replaying the dead letters of a finished batch runs them again, but the batch has fired.
+  expect(await env.sluice.deadLetters.retry({ name: 'import-row' })).toHaveLength(10)
+  await drainAll(onConnections(env.schema, s.jobs, 2), { concurrency: 8 })
+  expect(s.fired.map((f) => f.callback).sort()).toEqual(['onDiscard', 'onFinish'])
 })
 
 test('an all-success batch fires onSuccess and onFinish once; an empty one finishes when sealed', async () => {

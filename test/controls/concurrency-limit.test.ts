@@ -116,3 +116,29 @@ test('a leaked slot is recovered when its TTL passes, and the blocked job promot
   expect(report.tasks.find((t) => t.task === 'reconcile-semaphores')?.rows).toBe(1)
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
 })
+
+test('a replayed dead letter goes through its limit again (and keeps its id and history)', async () => {
+  const ran: string[] = []
+  let fail = true
+  const job = defineJob({
+    name: 'limited-replay',
+    input: z.object({ n: z.string() }),
+    concurrency: { limit: 1, key: () => 'replay' },
+    retry: 1,
+    run: (input) => {
+      if (fail && input.n === 'a') throw new Error('a fails once')
+      ran.push(input.n)
+    },
+  })
+  env = await makeSluice({ jobs: [job] })
+  const { id: a } = await env.sluice.enqueue(job, { n: 'a' })
+  expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
+  fail = false
+  await env.sluice.enqueue(job, { n: 'b' })
+  // b holds the only slot: the replayed a waits, blocked, and keeps its id.
+  expect(await env.sluice.deadLetters.retry(a!)).toEqual([a])
+  expect(await env.sql(`SELECT id::text FROM $schema.blocked`)).toEqual([{ id: a }])
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(ran).toEqual(['b', 'a'])
+})

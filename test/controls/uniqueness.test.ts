@@ -126,3 +126,26 @@ test('a drain that dies holding a while-executing lock: maintenance reaps it and
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
   expect(ran.sort()).toEqual([1, 2])
 })
+
+test('a dead letter whose unique key is taken again stays a dead letter when replayed', async () => {
+  let fail = true
+  const job = defineJob({
+    name: 'unique-replay',
+    input: z.object({ k: z.string() }),
+    retry: 1,
+    unique: { key: (i) => i.k },
+    run: () => {
+      if (fail) throw new Error('no')
+    },
+  })
+  env = await makeSluice({ jobs: [job] })
+  const { id } = await env.sluice.enqueue(job, { k: 'x' })
+  expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
+  await env.sluice.enqueue(job, { k: 'x' })
+  expect(await env.sluice.deadLetters.retry(id!)).toEqual([])
+  expect(await env.sluice.deadLetters.list()).toHaveLength(1)
+  fail = false
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(await env.sluice.deadLetters.retry(id!)).toEqual([id])
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+})
