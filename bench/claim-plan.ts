@@ -10,6 +10,7 @@ import { fromPg } from '../src/db/pg.js'
 import { migrate } from '../src/migrate/run.js'
 import { claim } from '../src/sql/claim.js'
 import { settle } from '../src/sql/settle.js'
+import { explainNested } from './lib/pg.js'
 
 const { values } = parseArgs({
   options: {
@@ -54,18 +55,16 @@ try {
   await pool.query(`VACUUM ANALYZE ${t}.archive`)
 
   const client = await pool.connect()
+  // claim and settle are plpgsql functions: show the plans of the statements they run.
   const explain = async (
     label: string,
     statement: { text: string; values: readonly unknown[] },
   ): Promise<void> => {
     await client.query('BEGIN')
-    const { rows } = await client.query(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${statement.text}`,
-      statement.values as unknown[],
-    )
+    const plans = await explainNested(client, statement.text, statement.values)
     await client.query('ROLLBACK')
     console.log(`\n=== ${label}`)
-    for (const row of rows) console.log(row['QUERY PLAN'])
+    console.log(plans)
   }
   for (const limit of [1, 10, 50, 100, 500, 1000]) {
     await explain(

@@ -315,6 +315,9 @@ DECLARE
   v_exclusive text[];
   v_skip bigint[] := '{}';
 BEGIN
+  -- A claim lost in a crash leaves its jobs claimable again after their lease: at-least-once
+  -- holds without waiting for the WAL flush, so this statement's commit does not wait for it.
+  PERFORM set_config('synchronous_commit', 'off', true);
   INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
   VALUES (p_invocation, p_queues, p_priority, v_until, p_jobs_done)
   ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
@@ -455,6 +458,9 @@ DECLARE
   v_released jsonb := '[]';
   v_outcomes jsonb := '[]';
 BEGIN
+  -- A settle lost in a crash means its jobs run again after their lease (at-least-once), so
+  -- this statement's commit does not wait for the WAL flush either. Enqueues still do.
+  PERFORM set_config('synchronous_commit', 'off', true);
   -- Completed and expired jobs: to the archive.
   IF jsonb_array_length(p_ok) > 0 THEN
     WITH ok AS (

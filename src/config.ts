@@ -25,7 +25,7 @@ export interface DrainDefaults {
   budgetMs: number
   /** Handlers running at once per drain. Default 10. */
   concurrency: number
-  /** Jobs claimed per statement. Default 50. */
+  /** Most jobs claimed per statement (the drain's cap on jobs in flight). Default 200. */
   batchSize: number
   /** Kept free at the end of the budget to settle and answer. Default 1 s. */
   safetyMarginMs: number
@@ -96,7 +96,7 @@ const drainSchema = z
 export const DRAIN_DEFAULTS: DrainDefaults = {
   budgetMs: 55_000,
   concurrency: 10,
-  batchSize: 50,
+  batchSize: 200,
   safetyMarginMs: 1_000,
   leaseGraceMs: 5_000,
 }

@@ -29,6 +29,33 @@ export class DurationBook {
     const peak = this.peaks.get(name)
     return peak === undefined ? timeoutMs : Math.min(timeoutMs, Math.ceil(peak * 1.5) + 10)
   }
+
+  /** The shortest expected duration among `names`, once every one has been seen; else 0. */
+  fastest(names: readonly string[]): number {
+    let fastest = Number.POSITIVE_INFINITY
+    for (const name of names) {
+      const peak = this.peaks.get(name)
+      if (peak === undefined) return 0
+      fastest = Math.min(fastest, Math.ceil(peak * 1.5) + 10)
+    }
+    return Number.isFinite(fastest) ? fastest : 0
+  }
+
+  /**
+   * How many jobs to claim at once: as many as `concurrency` handlers can finish in the time
+   * left at the slowest observed pace among `names`, between `concurrency` and `max`. Until
+   * a job of every name has been seen, `concurrency`: a drain learns before it hoards.
+   */
+  batchSize(names: readonly string[], concurrency: number, max: number, remainingMs: number): number {
+    let slowest = 0
+    for (const name of names) {
+      const peak = this.peaks.get(name)
+      if (peak === undefined) return Math.min(concurrency, max)
+      slowest = Math.max(slowest, Math.ceil(peak * 1.5) + 10)
+    }
+    const waves = Math.max(1, Math.floor(remainingMs / slowest))
+    return Math.max(Math.min(concurrency, max), Math.min(max, concurrency * waves))
+  }
 }
 
 /** Shared across warm invocations of the same function instance. */

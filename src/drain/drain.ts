@@ -266,6 +266,9 @@ export async function drain(
   }
 
   const clock: Clock = { started, deadline, ran: 0 }
+  const jobNames = [...config.jobs.values()]
+    .filter((job) => queues.includes(job.queue))
+    .map((job) => job.name)
   let stop: StopReason | undefined
   let pending: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
   // No time at all (the platform's remaining time is inside the safety margin): claim nothing.
@@ -275,7 +278,14 @@ export async function drain(
     return summary
   }
   while (!stop) {
-    const limit = Math.min(batchSize, maxJobs - summary.claimed)
+    // Not even the quickest job of these queues would fit: claim nothing more.
+    if (summary.claimed > 0 && deadline - Date.now() < durations.fastest(jobNames)) {
+      stop = 'deadline'
+      break
+    }
+    const size =
+      options.batchSize ?? durations.batchSize(jobNames, concurrency, batchSize, deadline - Date.now())
+    const limit = Math.min(size, maxJobs - summary.claimed)
     const { rows } = await db.query<ClaimedRow>(
       claim(t, {
         queues,

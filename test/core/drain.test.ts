@@ -195,7 +195,7 @@ describe('leases', () => {
     await env.sluice.enqueueMany(sleeper, [1, 2, 3])
     // The first fits (2 s timeout in a 2.4 s budget); after it, 1.4 s are left and the
     // observed duration (1 s, ×1.5) no longer fits, so the rest go back.
-    const summary = await env.sluice.drain({ budgetMs: 2_400 })
+    const summary = await env.sluice.drain({ budgetMs: 2_400, batchSize: 3 })
     expect(ran).toEqual([1])
     expect(summary).toMatchObject({
       claimed: 3,
@@ -213,6 +213,12 @@ describe('leases', () => {
     ])
     expect(await env.sql(`SELECT 1 FROM $schema.invocations`)).toHaveLength(0)
     expect(await env.sluice.drain({ budgetMs: 10_000 })).toMatchObject({ completed: 2 })
+
+    // Left to size its own batches, a drain claims no more than it can run: having seen a
+    // 1 s job, it takes one at a time in a short budget and stops claiming when none fits.
+    await env.sluice.enqueueMany(sleeper, [4, 5, 6])
+    const sized = await env.sluice.drain({ budgetMs: 2_400 })
+    expect(sized).toMatchObject({ completed: 1, handedBack: 0, stoppedBy: 'deadline', remainingReady: 2 })
   })
 
   test('the handler signal fires at the job timeout and the attempt fails', async () => {

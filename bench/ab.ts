@@ -1,0 +1,154 @@
+/**
+ * A/B: the drain loop of another revision against the working tree, interleaved on one fresh
+ * database so that drift on a busy machine lands on both sides alike.
+ *
+ *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1]
+ *
+ * The revision's src/ is extracted with `git archive` into a temporary directory (with a
+ * link to this checkout's node_modules) and imported from there. Prints, per side, median and best jobs/s over the rounds, and the
+ * median CPU (server backends + this process) and WAL per job.
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import { metered } from './lib/cpu.js'
+import { provision } from './lib/database.js'
+import { pool, settleDown } from './lib/pg.js'
+import { schemaName } from './lib/sizes.js'
+import { percentile } from './lib/stats.js'
+import { drainAll, fillSluice, openSluice, type SluiceLibrary } from './systems/sluice.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+async function load(rev: string): Promise<{ sha: string; lib: SluiceLibrary }> {
+  const root = join(here, '..')
+  const sha = execFileSync('git', ['rev-parse', '--short', rev], { cwd: root, encoding: 'utf8' }).trim()
+  const dir = join(tmpdir(), 'sluice-ab', sha)
+  if (!existsSync(join(dir, 'src'))) {
+    mkdirSync(dir, { recursive: true })
+    const tar = execFileSync('git', ['archive', sha, 'src'], { cwd: root })
+    execFileSync('tar', ['-x', '-C', dir], { input: tar })
+  }
+  if (!existsSync(join(dir, 'node_modules')))
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
+  return { sha, lib: (await import(pathToFileURL(join(dir, 'src', 'index.ts')).href)) as SluiceLibrary }
+}
+
+interface Run {
+  jobsPerSecond: number
+  serverUs: number | null
+  clientUs: number
+  walBytes: number
+  claimMs: number
+  settleMs: number
+  statements: number
+}
+
+async function once(
+  url: string,
+  admin: ReturnType<typeof pool>,
+  lib: SluiceLibrary,
+  n: number,
+  parallel: number,
+) {
+  const b = await openSluice(url, schemaName('ab'), {}, lib)
+  try {
+    await fillSluice(b, n)
+    await settleDown(admin, b.schema)
+    b.log.reset()
+    const { ms, cost } = await metered(admin, n, () => drainAll(b, parallel))
+    if (b.handled.count !== n) throw new Error(`ran ${b.handled.count} of ${n}`)
+    const mean = (kinds: string[]): number => {
+      const e = b.log.events.filter((x) => kinds.includes(b.kindOf(x)))
+      return e.reduce((a, x) => a + x.durationMs, 0) / Math.max(1, e.length)
+    }
+    return {
+      jobsPerSecond: Math.round((n / ms) * 1000),
+      ...cost,
+      claimMs: mean(['claim']),
+      settleMs: mean(['settle', 'settle+finish', 'settle+claim']),
+      statements: b.log.count,
+    } satisfies Run
+  } finally {
+    await b.close()
+    await admin.query(`DROP SCHEMA ${b.t} CASCADE`)
+  }
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      jobs: { type: 'string', default: '20000' },
+      rounds: { type: 'string', default: '4' },
+      parallel: { type: 'string', default: '1' },
+    },
+  })
+  const rev = positionals[0]
+  if (!rev) throw new Error('usage: tsx bench/ab.ts <git-rev> [--jobs N] [--rounds R] [--parallel P]')
+  const n = Number(values.jobs)
+  const rounds = Number(values.rounds)
+  const parallel = Number(values.parallel)
+  const base = await load(rev)
+  const current = (await import('../src/index.js')) as SluiceLibrary
+  const db = await provision((m) => process.stderr.write(`${m}\n`))
+  const admin = pool(db.url, 2)
+  const runs: Record<'A' | 'B', Run[]> = { A: [], B: [] }
+  try {
+    for (let r = 0; r < rounds; r++) {
+      // Alternate which side goes first.
+      const order: ('A' | 'B')[] = r % 2 === 0 ? ['A', 'B'] : ['B', 'A']
+      for (const side of order) {
+        const run = await once(db.url, admin, side === 'A' ? base.lib : current, n, parallel)
+        runs[side].push(run)
+        process.stderr.write(
+          `round ${r + 1} ${side}: ${run.jobsPerSecond} jobs/s, ${run.serverUs} + ${run.clientUs} µs/job\n`,
+        )
+      }
+    }
+  } finally {
+    await admin.end()
+    await db.release()
+  }
+  const med = (xs: number[]): number => percentile(xs, 50)
+  console.log(`N = ${n}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved`)
+  console.log(
+    [
+      'side',
+      'rev',
+      'jobs/s median',
+      'best',
+      'srv µs/job',
+      'node µs/job',
+      'WAL B/job',
+      'claim ms',
+      'settle ms',
+      'statements',
+    ].join('\t'),
+  )
+  for (const side of ['A', 'B'] as const) {
+    const list = runs[side]
+    console.log(
+      [
+        side,
+        side === 'A' ? base.sha : 'working tree',
+        med(list.map((x) => x.jobsPerSecond)),
+        Math.max(...list.map((x) => x.jobsPerSecond)),
+        med(list.map((x) => x.serverUs ?? Number.NaN)),
+        med(list.map((x) => x.clientUs)),
+        med(list.map((x) => x.walBytes)),
+        med(list.map((x) => x.claimMs)).toFixed(2),
+        med(list.map((x) => x.settleMs)).toFixed(2),
+        med(list.map((x) => x.statements)),
+      ].join('\t'),
+    )
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})

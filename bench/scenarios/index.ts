@@ -1,0 +1,9 @@
+import type { Scenario } from '../lib/types.js'
+import { claimLatency } from './claim-latency.js'
+import { enqueue } from './enqueue.js'
+import { processing } from './processing.js'
+import { rawProbe } from './raw-probe.js'
+import { statements } from './statements.js'
+
+/** Every scenario, in run order. A new scenario is a module here plus one line below. */
+export const scenarios: readonly Scenario[] = [processing, enqueue, statements, claimLatency, rawProbe]
