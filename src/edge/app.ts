@@ -1,10 +1,9 @@
 import { Hono } from 'hono'
 import * as z from 'zod'
-import { ConfigError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
-import { readJson, under } from '../http/body.js'
+import { ConfigError, toIssues } from '../errors.js'
+import { enqueueRoute } from '../http/enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
-import { enqueueRequestSchema } from '../jobs/enqueue.js'
 import type { EdgeClient } from './client.js'
 
 export interface EnqueueAppOptions {
@@ -57,36 +56,14 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
   const app = new Hono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
-  app.post(`${options.basePath ?? '/jobs'}/:name`, guard.write, async (c) => {
-    const name = c.req.param('name')
-    const contract = client.jobs.get(name)
-    if (!contract) throw new UnknownJobError(name)
-    const parsed = enqueueRequestSchema.safeParse(await readJson(c, maxBodyBytes))
-    if (!parsed.success) {
-      const first = parsed.error.issues[0]
-      const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
-      throw new ValidationError(
-        `Invalid request body${where}: ${first?.message}`,
-        toIssues(parsed.error.issues),
-      )
-    }
-    const body = parsed.data
-    // Checked here as well as in enqueue so that issue paths point into the request body.
-    const input = contract.input.safeParse(body.input)
-    if (!input.success) {
-      const first = input.error.issues[0]
-      const where = first?.path.length ? `.${first.path.join('.')}` : ''
-      throw new ValidationError(
-        `Invalid input for job "${name}" at input${where}: ${first?.message}`,
-        under('input', toIssues(input.error.issues)),
-      )
-    }
-    const result = await client.enqueue(contract, body.input, {
-      ...(body.delay === undefined ? {} : { delay: body.delay }),
-      ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
-      ...(body.priority === undefined ? {} : { priority: body.priority }),
-    })
-    return c.json(result, result.id === null ? 200 : 202)
-  })
+  app.post(
+    `${options.basePath ?? '/jobs'}/:name`,
+    guard.write,
+    enqueueRoute(
+      (name) => client.jobs.get(name),
+      (job, input, opts) => client.enqueue(job, input as never, opts),
+      maxBodyBytes,
+    ),
+  )
   return app
 }

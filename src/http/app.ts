@@ -1,11 +1,11 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
 import { drainOptionsSchema } from '../drain/drain.js'
-import { ConfigError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
-import { enqueueOptionsSchema } from '../jobs/enqueue.js'
+import { ConfigError, toIssues } from '../errors.js'
 import type { Sluice } from '../sluice.js'
 import { ping } from '../sql/health.js'
-import { readJson, under } from './body.js'
+import { readJson } from './body.js'
+import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from './prometheus.js'
@@ -41,28 +41,10 @@ const appOptionsSchema = z
   })
   .strict()
 
-const enqueueBodySchema = z
-  .object({
-    input: z.unknown(),
-    delay: enqueueOptionsSchema.shape.delay,
-    runAt: z.iso.datetime({ offset: true }).optional(),
-    priority: enqueueOptionsSchema.shape.priority,
-  })
-  .strict()
-  .refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' })
-
 const drainBodySchema = drainOptionsSchema
   .pick({ queues: true, budgetMs: true, maxJobs: true, concurrency: true })
   // Set by wake-ups: makes every signed request unique, so that parallel wake-ups are not replays.
   .extend({ wakeId: z.string().max(100).optional() })
-
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body)
-  if (parsed.success) return parsed.data
-  const first = parsed.error.issues[0]
-  const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
-  throw new ValidationError(`Invalid request body${where}: ${first?.message}`, toIssues(parsed.error.issues))
-}
 
 function remaining(option: AppOptions['remainingMs'], c: Context): number | undefined {
   const ms = option?.(c)
@@ -105,30 +87,15 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
 
-  app.post('/jobs/:name', guard.write, async (c) => {
-    const name = c.req.param('name')
-    const job = sluice.config.jobs.get(name)
-    if (!job) throw new UnknownJobError(name)
-    const body = parseBody(enqueueBodySchema, await readJson(c, maxBodyBytes))
-    // Checked here as well as in enqueue so that issue paths point into the request body.
-    const input = job.input.safeParse(body.input)
-    if (!input.success) {
-      const first = input.error.issues[0]
-      const where = first?.path.length ? `.${first.path.join('.')}` : ''
-      throw new ValidationError(
-        `Invalid input for job "${job.name}" at input${where}: ${first?.message}`,
-        under('input', toIssues(input.error.issues)),
-      )
-    }
-    const result = await sluice.enqueue(job, body.input, {
-      ...(body.delay === undefined ? {} : { delay: body.delay }),
-      ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
-      ...(body.priority === undefined ? {} : { priority: body.priority }),
-    })
-    // 202 when a job was written (enqueued, or blocked behind a concurrency limit); 200 when
-    // uniqueness or a limit's discard policy made it a no-op.
-    return c.json(result, result.id === null ? 200 : 202)
-  })
+  app.post(
+    '/jobs/:name',
+    guard.write,
+    enqueueRoute(
+      (name) => sluice.config.jobs.get(name),
+      (job, input, opts) => sluice.enqueue(job, input as never, opts),
+      maxBodyBytes,
+    ),
+  )
 
   app.post('/drain', guard.write, async (c) => {
     const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))

@@ -1,14 +1,19 @@
-import pg from 'pg'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { createSluice, defineJob, fromPg, PermanentJobError, type Sluice } from '../../src/index.js'
-import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { defineJob, PermanentJobError, type Sluice } from '../../src/index.js'
+import { makeSluice, onConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
-const pools: pg.Pool[] = []
+const closers: (() => Promise<void>)[] = []
+/** Sluice instances on separate connections to the test's schema, closed after the test. */
+function connections(options: Parameters<typeof onConnections>[1], n: number): Sluice[] {
+  const { sluices, close } = onConnections(env!.schema, options, n)
+  closers.push(close)
+  return sluices
+}
 afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.end()))
+  await Promise.all(closers.splice(0).map((close) => close()))
   await env?.cleanup()
   env = undefined
 })
@@ -42,18 +47,6 @@ function setup() {
   return { fired, jobs: [onFinish, onSuccess, onDiscard, row], onFinish, onSuccess, onDiscard, row }
 }
 
-function onConnections(
-  schema: string,
-  jobs: Parameters<typeof createSluice>[0]['jobs'],
-  n: number,
-): Sluice[] {
-  return Array.from({ length: n }, () => {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
-    pools.push(pool)
-    return createSluice({ database: fromPg(pool), schema, jobs })
-  })
-}
-
 test('500 jobs, some dead-lettered, 4 drains: onDiscard and onFinish fire exactly once, onSuccess never', async () => {
   const s = setup()
   env = await makeSluice({ jobs: s.jobs })
@@ -73,14 +66,14 @@ test('500 jobs, some dead-lettered, 4 drains: onDiscard and onFinish fire exactl
     },
   )
   expect(batch).toMatchObject({ total: 500, finished: false })
-  await drainAll(onConnections(env.schema, s.jobs, 4), { concurrency: 8 })
+  await drainAll(connections({ jobs: s.jobs }, 4), { concurrency: 8 })
   expect(s.fired.map((f) => f.callback).sort()).toEqual(['onDiscard', 'onFinish'])
   expect(s.fired[0]!.properties).toEqual({ import: 'users.csv' })
   expect(await env.sluice.getBatch(batch.id)).toMatchObject({ total: 500, completed: 490, discarded: 10 })
 
   // Replaying the dead letters of a finished batch runs them again, but the batch has fired.
   expect(await env.sluice.deadLetters.retry({ name: 'import-row' })).toHaveLength(10)
-  await drainAll(onConnections(env.schema, s.jobs, 2), { concurrency: 8 })
+  await drainAll(connections({ jobs: s.jobs }, 2), { concurrency: 8 })
   expect(s.fired.map((f) => f.callback).sort()).toEqual(['onDiscard', 'onFinish'])
 })
 
@@ -102,7 +95,7 @@ test('an all-success batch fires onSuccess and onFinish once; an empty one finis
       )
     },
   )
-  await drainAll(onConnections(env.schema, s.jobs, 3), { concurrency: 4 })
+  await drainAll(connections({ jobs: s.jobs }, 3), { concurrency: 4 })
   expect(s.fired.map((f) => f.callback).sort()).toEqual(['onFinish', 'onSuccess'])
   expect(await env.sluice.getBatch(batch.id)).toMatchObject({ completed: 40, discarded: 0 })
 

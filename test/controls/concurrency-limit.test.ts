@@ -1,29 +1,22 @@
-import pg from 'pg'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { ConflictError, createSluice, defineJob, fromPg, type Sluice } from '../../src/index.js'
-import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { ConflictError, defineJob, type Sluice } from '../../src/index.js'
+import { makeSluice, onConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
-const pools: pg.Pool[] = []
+const closers: (() => Promise<void>)[] = []
+/** Sluice instances on separate connections to the test's schema, closed after the test. */
+function connections(options: Parameters<typeof onConnections>[1], n: number): Sluice[] {
+  const { sluices, close } = onConnections(env!.schema, options, n)
+  closers.push(close)
+  return sluices
+}
 afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.end()))
+  await Promise.all(closers.splice(0).map((close) => close()))
   await env?.cleanup()
   env = undefined
 })
-
-function onConnections(
-  schema: string,
-  jobs: Parameters<typeof createSluice>[0]['jobs'],
-  n: number,
-): Sluice[] {
-  return Array.from({ length: n }, () => {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
-    pools.push(pool)
-    return createSluice({ database: fromPg(pool), schema, jobs })
-  })
-}
 
 test('limit 3, 8 concurrent drains, 200 jobs on one key: at most 3 at once, all run, promoted in order', async () => {
   const recorder = new OverlapRecorder()
@@ -41,7 +34,7 @@ test('limit 3, 8 concurrent drains, 200 jobs on one key: at most 3 at once, all 
   expect(results.filter((r) => r.status === 'enqueued')).toHaveLength(3)
   expect(results.filter((r) => r.status === 'blocked')).toHaveLength(197)
 
-  const drains = onConnections(env.schema, [job], 8)
+  const drains = connections({ jobs: [job] }, 8)
   expect(await drainAll(drains, { concurrency: 5 })).toBe(200)
   expect(recorder.max).toBe(3)
   expect(new Set(recorder.starts.map((s) => s.key)).size).toBe(200)

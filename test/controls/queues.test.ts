@@ -1,30 +1,23 @@
 import { spawnSync } from 'node:child_process'
-import pg from 'pg'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { createSluice, defineJob, fromPg, type Sluice } from '../../src/index.js'
-import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { defineJob, type Sluice } from '../../src/index.js'
+import { databaseUrl, makeSluice, onConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
-const pools: pg.Pool[] = []
+const closers: (() => Promise<void>)[] = []
+/** Sluice instances on separate connections to the test's schema, closed after the test. */
+function connections(options: Parameters<typeof onConnections>[1], n: number): Sluice[] {
+  const { sluices, close } = onConnections(env!.schema, options, n)
+  closers.push(close)
+  return sluices
+}
 afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.end()))
+  await Promise.all(closers.splice(0).map((close) => close()))
   await env?.cleanup()
   env = undefined
 })
-
-function onConnections(
-  schema: string,
-  options: Omit<Parameters<typeof createSluice>[0], 'schema'>,
-  n: number,
-): Sluice[] {
-  return Array.from({ length: n }, () => {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
-    pools.push(pool)
-    return createSluice({ ...options, database: fromPg(pool), schema })
-  })
-}
 
 const breakerUntil = async (e: TestSluice): Promise<number | null> => {
   const [row] = await e.sql<{ ms: number | null }>(
@@ -117,7 +110,7 @@ test('single active consumer: two concurrent drains process an ordered queue str
     job,
     Array.from({ length: 60 }, (_, n) => ({ n })),
   )
-  await drainAll(onConnections(env.schema, options, 2), { concurrency: 8, batchSize: 10 })
+  await drainAll(connections(options, 2), { concurrency: 8, batchSize: 10 })
   expect(order).toEqual(Array.from({ length: 60 }, (_, n) => n))
   expect(recorder.max).toBe(1)
 })
@@ -179,7 +172,7 @@ test('flow control: a global cap bounds the jobs leased at once across drains', 
     job,
     Array.from({ length: 40 }, (_, n) => ({ n })),
   )
-  expect(await drainAll(onConnections(env.schema, options, 4), { concurrency: 10 })).toBe(40)
+  expect(await drainAll(connections(options, 4), { concurrency: 10 })).toBe(40)
   expect(recorder.max).toBeLessThanOrEqual(2)
   expect(recorder.max).toBeGreaterThan(0)
 })

@@ -1,29 +1,22 @@
-import pg from 'pg'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { ConflictError, createSluice, defineJob, fromPg, type Sluice } from '../../src/index.js'
-import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { ConflictError, defineJob, type Sluice } from '../../src/index.js'
+import { makeSluice, onConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
-const pools: pg.Pool[] = []
+const closers: (() => Promise<void>)[] = []
+/** Sluice instances on separate connections to the test's schema, closed after the test. */
+function connections(options: Parameters<typeof onConnections>[1], n: number): Sluice[] {
+  const { sluices, close } = onConnections(env!.schema, options, n)
+  closers.push(close)
+  return sluices
+}
 afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.end()))
+  await Promise.all(closers.splice(0).map((close) => close()))
   await env?.cleanup()
   env = undefined
 })
-
-function onConnections(
-  schema: string,
-  jobs: Parameters<typeof createSluice>[0]['jobs'],
-  n: number,
-): Sluice[] {
-  return Array.from({ length: n }, () => {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
-    pools.push(pool)
-    return createSluice({ database: fromPg(pool), schema, jobs })
-  })
-}
 
 const importOrder = (onConflict: 'reject' | 'discard' | 'log') =>
   defineJob({
@@ -38,7 +31,7 @@ test.each(['reject', 'discard'] as const)(
   async (onConflict) => {
     const job = importOrder(onConflict)
     env = await makeSluice({ jobs: [job] })
-    const clients = onConnections(env.schema, [job], 20)
+    const clients = connections({ jobs: [job] }, 20)
     const results = await Promise.allSettled(
       Array.from({ length: 100 }, (_, i) => clients[i % clients.length]!.enqueue(job, { orderId: '42' })),
     )
@@ -96,7 +89,7 @@ test('while-executing: duplicates queue up but never run at the same time, acros
     Array.from({ length: 20 }, (_, n) => ({ account: 'acme', n })),
   )
   expect(enqueued.every((r) => r.status === 'enqueued')).toBe(true)
-  const drains = onConnections(env.schema, [job], 4)
+  const drains = connections({ jobs: [job] }, 4)
   expect(await drainAll(drains, { concurrency: 4 })).toBe(20)
   expect(recorder.max).toBe(1)
   expect(recorder.starts).toHaveLength(20)

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { inject, onTestFailed } from 'vitest'
-import { createSluice, type QueryEvent, type Sluice, type SluiceOptions } from '../../src/index.js'
+import { createSluice, fromPg, type QueryEvent, type Sluice, type SluiceOptions } from '../../src/index.js'
 
 export const databaseUrl: string = inject('databaseUrl')
 
@@ -77,4 +77,23 @@ export async function makeSluice(
       await admin.end()
     },
   }
+}
+
+/**
+ * Sluice instances on `n` separate connections to the same schema (one pool of one
+ * connection each), for tests that race real connections. `close()` ends the pools.
+ */
+export function onConnections(
+  schema: string,
+  options: Omit<SluiceOptions, 'schema' | 'database'>,
+  n: number,
+): { sluices: Sluice[]; close(): Promise<void> } {
+  const pools: pg.Pool[] = []
+  const sluices = Array.from({ length: n }, () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 })
+    pool.on('error', () => {})
+    pools.push(pool)
+    return createSluice({ ...options, database: fromPg(pool), schema })
+  })
+  return { sluices, close: () => Promise.all(pools.map((p) => p.end())).then(() => {}) }
 }

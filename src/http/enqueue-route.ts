@@ -1,0 +1,50 @@
+import type { Context } from 'hono'
+import type * as z from 'zod'
+import { toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import type { JobShape } from '../jobs/define.js'
+import { type EnqueueOptions, type EnqueueResult, enqueueRequestSchema } from '../jobs/enqueue.js'
+import { readJson, under } from './body.js'
+
+/** Parses a request body with a zod schema; a failure is a 400 naming the first issue. */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body)
+  if (parsed.success) return parsed.data
+  const first = parsed.error.issues[0]
+  const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
+  throw new ValidationError(`Invalid request body${where}: ${first?.message}`, toIssues(parsed.error.issues))
+}
+
+/**
+ * The `POST …/:name` enqueue handler shared by the full app and the edge app: body
+ * `{ input, delay?, runAt?, priority? }`; 202 with the result when a job was written
+ * (enqueued, or blocked behind a concurrency limit), 200 when uniqueness or a limit's
+ * discard policy made it a no-op; 400 with issue paths into the body; 404 for unknown jobs.
+ */
+export function enqueueRoute(
+  find: (name: string) => JobShape | undefined,
+  enqueue: (job: JobShape, input: unknown, options: Omit<EnqueueOptions, 'tx'>) => Promise<EnqueueResult>,
+  maxBodyBytes: number,
+): (c: Context) => Promise<Response> {
+  return async (c) => {
+    const name = c.req.param('name') ?? ''
+    const job = find(name)
+    if (!job) throw new UnknownJobError(name)
+    const body = parseBody(enqueueRequestSchema, await readJson(c, maxBodyBytes))
+    // Checked here as well as in enqueue so that issue paths point into the request body.
+    const input = job.input.safeParse(body.input)
+    if (!input.success) {
+      const first = input.error.issues[0]
+      const where = first?.path.length ? `.${first.path.join('.')}` : ''
+      throw new ValidationError(
+        `Invalid input for job "${job.name}" at input${where}: ${first?.message}`,
+        under('input', toIssues(input.error.issues)),
+      )
+    }
+    const result = await enqueue(job, body.input, {
+      ...(body.delay === undefined ? {} : { delay: body.delay }),
+      ...(body.runAt === undefined ? {} : { runAt: body.runAt }),
+      ...(body.priority === undefined ? {} : { priority: body.priority }),
+    })
+    return c.json(result, result.id === null ? 200 : 202)
+  }
+}
