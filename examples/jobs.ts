@@ -41,7 +41,7 @@ VALUES ($1, $2, $3, $4) ON CONFLICT (dedupe_key) DO NOTHING`,
     input: z.object({ day: z.iso.date().optional() }),
     unique: { key: (input) => `report:${input.day ?? yesterday()}`, onConflict: 'discard' },
     retry: 3,
-    timeout: 60_000,
+    timeout: 30_000,
     run: async (input) => {
       await (await db()).query({
         text: `INSERT INTO example.reports (day, emails, images)

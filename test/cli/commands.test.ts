@@ -27,6 +27,7 @@ interface QueueRow {
   inFlight: number
   deadLettered: number
   oldestReadyAgeSeconds: number
+  paused: boolean
 }
 
 const depth = async (queue: string): Promise<QueueRow> => {
@@ -197,6 +198,23 @@ describe('sluice CLI on PostgreSQL', () => {
 })
 
 describe('errors a person meets', () => {
+  test('pause and resume: a paused queue is skipped by drains until resumed', async () => {
+    const paused = await sluice('pause', 'reports', '--json')
+    expect(paused.code).toBe(0)
+    expect(paused.json()).toEqual({ queue: 'reports', paused: true })
+    expect((await depth('reports')).paused).toBe(true)
+    const day = '2026-01-02'
+    expect((await sluice('enqueue', 'generate-report', JSON.stringify({ day }), '--json')).code).toBe(0)
+    const skipped = await sluice('drain', '--queues', 'reports', '--json')
+    expect(skipped.json<DrainResult>()).toMatchObject({ claimed: 0 })
+    const resumed = await sluice('resume', 'reports', '--json')
+    expect(resumed.json()).toEqual({ queue: 'reports', paused: false, known: true })
+    const ran = await sluice('drain', '--queues', 'reports', '--json')
+    expect(ran.json<DrainResult>(), ran.stdout + ran.stderr).toMatchObject({ claimed: 1, completed: 1 })
+    expect((await sluice('pause', "bad'queue")).code).toBe(2)
+    expect((await sluice('pause')).code).toBe(2)
+  })
+
   test('invalid JSON, a zod failure with its path, unknown job, queue and command, bad flags', async () => {
     const [syntax, zod, nested, unknown, queue, flag, noFilter, unknownCommand] = await fewAtATime([
       () => sluice('enqueue', 'welcome-email', '{userId: 1}'),
