@@ -114,7 +114,10 @@ CREATE INDEX job_stats_finished ON :SLUICE_SCHEMA.job_stats USING brin (finished
 -- (the order every writer uses), so a concurrent enqueue either sees the slot taken or has its
 -- blocked job visible here.
 CREATE FUNCTION :SLUICE_SCHEMA.promote_free(p_keys text[])
-RETURNS integer LANGUAGE plpgsql AS $fn$
+RETURNS integer LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 DECLARE
   v_promoted integer;
 BEGIN
@@ -157,7 +160,10 @@ $fn$;
 
 -- Gives back `n` slots of each key (jobs that finished), then refills them from the blocked jobs.
 CREATE FUNCTION :SLUICE_SCHEMA.release_slots(p_keys text[], p_counts integer[])
-RETURNS integer LANGUAGE plpgsql AS $fn$
+RETURNS integer LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 BEGIN
   IF p_keys IS NULL OR cardinality(p_keys) = 0 THEN
     RETURN 0;
@@ -173,7 +179,9 @@ $fn$;
 
 -- Enqueues the callbacks of batches that just finished, with the batch properties as input.
 CREATE FUNCTION :SLUICE_SCHEMA.fire_batch_callbacks(p_batches bigint[])
-RETURNS void LANGUAGE sql AS $fn$
+RETURNS void LANGUAGE sql
+SET jit = off
+AS $fn$
   INSERT INTO :SLUICE_SCHEMA.jobs (queue, name, payload, priority, max_attempts)
   SELECT cb.value->>'queue', cb.value->>'name', x.properties, (cb.value->>'priority')::smallint,
          (cb.value->>'maxAttempts')::integer
@@ -191,7 +199,10 @@ $fn$;
 -- this completes gets its callbacks enqueued, exactly once (the batch row lock orders concurrent
 -- callers; only the one that completes the count sees it finish).
 CREATE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
-RETURNS void LANGUAGE plpgsql AS $fn$
+RETURNS void LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 DECLARE
   v_finished bigint[];
 BEGIN
@@ -230,7 +241,10 @@ $fn$;
 -- Dead-letters jobs whose last attempt never settled: the lease ran out with no attempts left,
 -- typically because the handler crashed or timed out the function every time.
 CREATE FUNCTION :SLUICE_SCHEMA.bury_exhausted(p_limit integer)
-RETURNS integer LANGUAGE plpgsql AS $fn$
+RETURNS integer LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 DECLARE
   v_n integer;
   v_ended jsonb;
@@ -271,7 +285,10 @@ $fn$;
 -- Semaphores past their TTL are recounted from the jobs that really hold a slot (a lost release
 -- cannot leak a slot for good), then refilled from the blocked jobs.
 CREATE FUNCTION :SLUICE_SCHEMA.reconcile_semaphores(p_limit integer)
-RETURNS integer LANGUAGE plpgsql AS $fn$
+RETURNS integer LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 DECLARE
   v_keys text[];
 BEGIN
@@ -304,7 +321,10 @@ RETURNS TABLE (
   id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
   token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean
 )
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 #variable_conflict use_column
 DECLARE
   v_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
@@ -447,7 +467,10 @@ CREATE FUNCTION :SLUICE_SCHEMA.settle(
   p_ok jsonb, p_ko jsonb, p_back jsonb, p_invocation text, p_finish boolean, p_queues text[]
 )
 RETURNS TABLE (completed integer, retried integer, dead integer, handed_back integer, ready integer)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 #variable_conflict use_column
 DECLARE
   v_completed integer := 0;
@@ -638,7 +661,10 @@ $fn$;
 -- Conflicts that must reject raise SQLSTATE SLU09; a closed batch raises SLU00.
 CREATE FUNCTION :SLUICE_SCHEMA.enqueue_controlled(p_rows jsonb)
 RETURNS TABLE (ord bigint, id text, status text, existing_id text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 #variable_conflict use_column
 DECLARE
   r record;
@@ -743,7 +769,10 @@ $fn$;
 -- and its callbacks are enqueued now.
 CREATE FUNCTION :SLUICE_SCHEMA.seal_batch(p_batch bigint)
 RETURNS TABLE (total integer, finished boolean)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 #variable_conflict use_column
 DECLARE
   b :SLUICE_SCHEMA.batches;
@@ -768,7 +797,10 @@ $fn$;
 -- where it is; the others keep their id, their original enqueue time and their error history.
 CREATE FUNCTION :SLUICE_SCHEMA.requeue_dead_letters(p_rows jsonb)
 RETURNS TABLE (id text, status text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 #variable_conflict use_column
 DECLARE
   r jsonb;

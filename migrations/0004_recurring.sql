@@ -26,7 +26,10 @@ CREATE INDEX recurring_runs_enqueued ON :SLUICE_SCHEMA.recurring_runs (enqueued_
 -- runs overlap; the won slots' jobs go through the same enqueue as any other job.
 CREATE FUNCTION :SLUICE_SCHEMA.enqueue_recurring(p_slots jsonb)
 RETURNS TABLE (task text, slot timestamptz, job_id text, status text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
 #variable_conflict use_column
 DECLARE
   v_won jsonb;
