@@ -9,6 +9,8 @@ import {
 import type { RecurringTask } from './controls/recurring.js'
 import type { Db, QueryHook } from './db/types.js'
 import { ConfigError, toIssues } from './errors.js'
+import { EVENT_DEFAULTS, type EventOptions, eventOptionsSchema } from './events/options.js'
+import { type AnySubscriber, isSubscriber } from './events/subscriber.js'
 import type { AnyJob } from './jobs/define.js'
 import type { Hooks } from './jobs/hooks.js'
 import {
@@ -37,6 +39,14 @@ export interface SluiceOptions {
   /** A URL (`postgres://…`, `pglite:memory`, `pglite:<dir>`) or an adapter (fromPg, fromNeonPool, fromNeonHttp, fromPglite). */
   database?: string | Db
   jobs?: readonly AnyJob[]
+  /**
+   * Event subscribers (defineSubscriber). Synced to the database by migrate() and maintenance;
+   * when this option is absent the stored subscriptions are left alone, when it is given
+   * (even empty) subscriptions not in it are removed.
+   */
+  subscribers?: readonly AnySubscriber[]
+  /** Event bus settings: retention of processed events and outbox entries, relay sizes. */
+  events?: Partial<EventOptions>
   /** Schema holding Sluice's tables. Default `sluice`, or SLUICE_SCHEMA. */
   schema?: string
   hooks?: Hooks | readonly Hooks[]
@@ -70,7 +80,12 @@ export interface ResolvedConfig {
   readonly logger: Logger
   readonly database: string | Db
   readonly schema: string
+  /** Jobs and subscribers (a subscriber is a job whose input is the event envelope), by name. */
   readonly jobs: ReadonlyMap<string, AnyJob>
+  readonly subscribers: readonly AnySubscriber[]
+  /** Whether `subscribers` was given: only then are the stored subscriptions synced. */
+  readonly syncSubscriptions: boolean
+  readonly events: Readonly<EventOptions>
   readonly queues: readonly string[]
   readonly hooks: readonly Hooks[]
   readonly onQuery: QueryHook | undefined
@@ -112,6 +127,10 @@ const optionsSchema = z
     jobs: z
       .array(z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'))
       .optional(),
+    subscribers: z
+      .array(z.custom<AnySubscriber>(isSubscriber, 'must come from defineSubscriber()'))
+      .optional(),
+    events: eventOptionsSchema.optional(),
     schema: schemaNameSchema.optional(),
     hooks: z
       .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])
@@ -184,13 +203,26 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
   const jobs = new Map<string, AnyJob>()
   for (const job of options.jobs ?? []) {
     if (jobs.has(job.name)) throw new ConfigError(`Two jobs are named "${job.name}".`)
+    if (job.subscriber) throw new ConfigError(`"${job.name}" is a subscriber: pass it in \`subscribers\`.`)
     jobs.set(job.name, job)
+  }
+  const subscribers = options.subscribers ?? []
+  for (const sub of subscribers) {
+    if (jobs.has(sub.name)) {
+      throw new ConfigError(`"${sub.name}" names two jobs or subscribers: they share one namespace.`)
+    }
+    jobs.set(sub.name, sub as unknown as AnyJob)
   }
   const recurring = options.recurring ?? []
   const taskNames = new Set<string>()
   for (const task of recurring) {
     if (taskNames.has(task.name)) throw new ConfigError(`Two recurring tasks are named "${task.name}".`)
     taskNames.add(task.name)
+    if (task.job.subscriber) {
+      throw new ConfigError(
+        `Recurring task "${task.name}" runs subscriber "${task.job.name}": subscribers take events.`,
+      )
+    }
     if (jobs.get(task.job.name) !== task.job) {
       throw new ConfigError(
         `Recurring task "${task.name}" runs job "${task.job.name}", which is not in \`jobs\`.`,
@@ -205,6 +237,9 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     database,
     schema,
     jobs,
+    subscribers: Object.freeze([...subscribers]),
+    syncSubscriptions: options.subscribers !== undefined,
+    events: Object.freeze({ ...EVENT_DEFAULTS, ...(options.events ?? {}) }),
     queues: queueNames,
     hooks: Object.freeze([...(hooks as Hooks[])]),
     onQuery: options.onQuery,

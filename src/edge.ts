@@ -1,7 +1,7 @@
 /**
- * `sluice/edge`: enqueue from edge runtimes (Vercel Edge, Cloudflare Workers) over
- * Neon's HTTP driver, as a client (createEdgeClient) or as the HTTP enqueue route
- * (createEnqueueApp). No handler code, no Node built-ins. Publishing arrives with the event bus.
+ * `sluice/edge`: enqueue and publish from edge runtimes (Vercel Edge, Cloudflare Workers)
+ * over Neon's HTTP driver, as a client (createEdgeClient) or as the HTTP routes
+ * (createEnqueueApp: `POST /jobs/:name`, `POST /events/:topic`). No handler code, no Node built-ins.
  */
 
 export { fromNeonHttp } from './db/neon-http.js'
@@ -13,6 +13,7 @@ export {
   type EdgeClientOptions,
   type EdgeEnqueueOptions,
   type EdgeEnqueueResult,
+  type EdgePublishOptions,
 } from './edge/client.js'
 export {
   ConfigError,
@@ -23,5 +24,7 @@ export {
   UnknownJobError,
   ValidationError,
 } from './errors.js'
+export type { PublishResult } from './events/publish.js'
+export { topicMatches } from './events/topics.js'
 export { type AnyContract, type ContractOptions, defineContract, type JobContract } from './jobs/contract.js'
 export { DEFAULT_PRIORITY, type JobInput, type JobShape, MAX_PRIORITY, MIN_PRIORITY } from './jobs/define.js'

@@ -31,6 +31,20 @@ export {
   UnsupportedError,
   ValidationError,
 } from './errors.js'
+export type { EventsApi, ReplayQuery } from './events/api.js'
+export type { EventOptions } from './events/options.js'
+export type { PublishOptions, PublishResult } from './events/publish.js'
+export {
+  AlreadyProcessedError,
+  type AnySubscriber,
+  defineSubscriber,
+  type EventEnvelope,
+  type EventInfo,
+  type SubscriberContext,
+  type SubscriberDefinition,
+  type SubscriberOptions,
+} from './events/subscriber.js'
+export { patternRegex, topicMatches } from './events/topics.js'
 export { type AppOptions, createApp } from './http/app.js'
 export {
   type AuthCheck,

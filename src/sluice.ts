@@ -6,6 +6,8 @@ import { instrument } from './db/instrument.js'
 import type { Db } from './db/types.js'
 import { type DrainOptions, type DrainSummary, drain } from './drain/drain.js'
 import { ValidationError } from './errors.js'
+import { type EventsApi, eventsApi } from './events/api.js'
+import { eventTasks } from './events/tasks.js'
 import type { AnyJob, JobInput, JobShape } from './jobs/define.js'
 import {
   type EnqueueOptions,
@@ -41,7 +43,7 @@ export interface DeadLetterQuery {
   before?: string
 }
 
-export interface Sluice extends ControlsApi {
+export interface Sluice extends ControlsApi, EventsApi {
   readonly config: ResolvedConfig
   /** The database Sluice runs on (instrumented with `onQuery`). */
   db(): Promise<Db>
@@ -125,6 +127,11 @@ export function createSluice(options: SluiceOptions): Sluice {
   const tasks = [
     ...coreTasks(config.maintenance),
     ...controlTasks(config.maintenance, config.queueSettings, config.recurring, config.maxPayloadBytes),
+    ...eventTasks(
+      config.maintenance,
+      config.events,
+      config.syncSubscriptions ? config.subscribers : undefined,
+    ),
     // Last, so that the jobs recurring tasks and promotions just enqueued are woken too.
     wakeTask(config.wake, config.queues, Math.min(config.maintenance.intervalMs, 10_000)),
   ]
@@ -175,13 +182,16 @@ export function createSluice(options: SluiceOptions): Sluice {
   }
 
   const controls = controlsApi(db, t, config)
+  const events = eventsApi(db, t, config)
   const sluice: Sluice = {
     ...controls,
+    ...events,
     config,
     db,
     async migrate() {
       const result = await migrate(await db(), config.schema)
       await controls.syncQueues()
+      await events.syncSubscriptions()
       return result
     },
     async enqueue(jobOrName, input, opts = {}) {

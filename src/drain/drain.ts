@@ -2,6 +2,9 @@ import * as z from 'zod'
 import type { ResolvedConfig } from '../config.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
+import { DRAIN_RELAY_MIN_MS } from '../events/options.js'
+import { subscriberRuntime } from '../events/runtime.js'
+import type { SubscriberRuntime } from '../events/subscriber.js'
 import type { HookRunner } from '../jobs/hooks.js'
 import { nameSchema } from '../names.js'
 import {
@@ -157,6 +160,7 @@ async function runBatch(
   concurrency: number,
   durations: DurationBook,
   onJob: ((run: JobRun) => void) | undefined,
+  runtime: SubscriberRuntime,
 ): Promise<Batch> {
   const deadline = clock.deadline
   const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
@@ -185,7 +189,7 @@ async function runBatch(
     }
     clock.ran++
     const started = Date.now()
-    const outcome = await execute(row, job, { hooks, deadline })
+    const outcome = await execute(row, job, { hooks, deadline, runtime })
     report(onJob, hooks, row, outcome, Date.now() - started)
     if (outcome.kind === 'failed') {
       batch.failures.push(outcome.failure)
@@ -269,6 +273,10 @@ export async function drain(
   const jobNames = [...config.jobs.values()]
     .filter((job) => queues.includes(job.queue))
     .map((job) => job.name)
+  const runtime = subscriberRuntime(db, t)
+  const subscribers = config.subscribers.map((s) => s.name)
+  // Pending outbox entries are relayed by the first claim, when the budget allows it.
+  let relay = config.events.drainRelayLimit
   let stop: StopReason | undefined
   let pending: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
   // No time at all (the platform's remaining time is inside the safety margin): claim nothing.
@@ -294,15 +302,18 @@ export async function drain(
         invocationId,
         invocationPriority: options.priority ?? 0,
         jobsDone: summary.claimed,
+        subscribers,
+        relay: deadline - Date.now() >= DRAIN_RELAY_MIN_MS ? relay : 0,
       }),
     )
+    relay = 0
     summary.claimed += rows.length
     if (rows.length === 0) {
       stop = 'empty'
       break
     }
     rows.sort(byQueueOrder)
-    pending = await runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob)
+    pending = await runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob, runtime)
     if (pending.handBacks.length > 0 || deadline - Date.now() <= 0) stop = 'deadline'
     else if (summary.claimed >= maxJobs) stop = 'maxJobs'
     else if (rows.length < limit) stop = 'empty'

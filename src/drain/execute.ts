@@ -1,4 +1,5 @@
 import { PermanentJobError, SluiceError } from '../errors.js'
+import type { EventEnvelope, SubscriberRuntime } from '../events/subscriber.js'
 import type { AnyJob, JobContext } from '../jobs/define.js'
 import { backoffDelay } from '../jobs/define.js'
 import type { HookRunner } from '../jobs/hooks.js'
@@ -29,7 +30,7 @@ function describe(error: unknown): { name: string; message: string; code?: strin
 export async function execute(
   row: ClaimedRow,
   job: AnyJob | undefined,
-  options: { hooks: HookRunner; deadline: number; now?: number },
+  options: { hooks: HookRunner; deadline: number; now?: number; runtime?: SubscriberRuntime },
 ): Promise<Outcome> {
   const started = Date.now()
   const waitMs = Math.max(0, started - row.due_at.getTime())
@@ -57,6 +58,14 @@ export async function execute(
         row.attempts,
       ),
     )
+  }
+  if (job.subscriber && row.processed) {
+    // This subscriber already processed this event (the claim saw its mark): done, handler not run.
+    const eventId = String((row.payload as { eventId?: unknown }).eventId)
+    return {
+      kind: 'completed',
+      completion: { ...base, status: 'completed', durationMs: null, mark: { eventId, subscriber: job.name } },
+    }
   }
   if (job.queueTimeout !== undefined && waitMs > job.queueTimeout) {
     return { kind: 'expired', completion: { ...base, status: 'expired', durationMs: null } }
@@ -94,12 +103,16 @@ export async function execute(
     deadline: new Date(started + limit),
   }
   const event = { job: job.name, queue: row.queue, input: parsed.data, context }
+  const runtime = options.runtime ?? { transaction: undefined }
   let ran = false
   let result: unknown
   try {
     await options.hooks.before('beforeExecution', event)
     result = await options.hooks.around('aroundExecution', event, async () => {
-      const value = await Promise.race([Promise.resolve().then(() => job.run(parsed.data, context)), aborted])
+      const handler = job.subscriber
+        ? () => job.subscriber!.handle(parsed.data as EventEnvelope, context, runtime)
+        : () => job.run(parsed.data, context)
+      const value = await Promise.race([Promise.resolve().then(handler), aborted])
       ran = true
       return value
     })
@@ -121,5 +134,9 @@ export async function execute(
   }
   const durationMs = Date.now() - started
   await options.hooks.after('afterExecution', { ...event, result, durationMs }, job.name)
-  return { kind: 'completed', completion: { ...base, status: 'completed', durationMs } }
+  const completion: Completion = { ...base, status: 'completed', durationMs }
+  // A subscriber's completed run is recorded as processed by the settle statement.
+  if (job.subscriber)
+    completion.mark = { eventId: (parsed.data as EventEnvelope).eventId, subscriber: job.name }
+  return { kind: 'completed', completion }
 }

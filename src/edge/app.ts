@@ -1,6 +1,9 @@
 import { Hono } from 'hono'
 import * as z from 'zod'
-import { ConfigError, toIssues } from '../errors.js'
+import { ConfigError, toIssues, ValidationError } from '../errors.js'
+import { publishRequestSchema } from '../events/publish.js'
+import { assertTopic } from '../events/topics.js'
+import { readJson } from '../http/body.js'
 import { enqueueRoute } from '../http/enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
@@ -13,6 +16,8 @@ export interface EnqueueAppOptions {
   env?: Env
   /** The route is `POST <basePath>/:name`. Default `/jobs`, as in the full app. */
   basePath?: string
+  /** The publish route is `POST <eventsPath>/:topic`; `false` leaves it out. Default `/events`, as in the full app. */
+  eventsPath?: string | false
   /** Largest request body, bytes. Default 256 KiB plus 4 KiB for the envelope. */
   maxBodyBytes?: number
   /** Receives every 5xx failure. Default console.error. */
@@ -27,6 +32,14 @@ const optionsSchema = z
       .string()
       .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /jobs, without a trailing slash')
       .optional(),
+    eventsPath: z
+      .union([
+        z.literal(false),
+        z
+          .string()
+          .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /events, without a trailing slash'),
+      ])
+      .optional(),
     maxBodyBytes: z
       .number()
       .int()
@@ -38,9 +51,11 @@ const optionsSchema = z
   .strict()
 
 /**
- * The enqueue route of the HTTP API on its own, over an edge client: `POST <basePath>/:name`
- * with `{ input, delay?, runAt?, priority? }` answers 202 `{ id }`. Same authentication,
- * body limits and error bodies as createApp. Its `fetch` is a Workers or Vercel Edge handler.
+ * The enqueue and publish routes of the HTTP API on their own, over an edge client:
+ * `POST <basePath>/:name` with `{ input, delay?, runAt?, priority? }` answers 202 `{ id }`;
+ * `POST <eventsPath>/:topic` with `{ payload, eventId?, delay?, headers? }` answers 202
+ * `{ eventId, jobs }`. Same authentication, body limits and error bodies as createApp. Its
+ * `fetch` is a Workers or Vercel Edge handler.
  */
 export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions = {}): Hono {
   const checked = optionsSchema.safeParse(options)
@@ -65,5 +80,27 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
       maxBodyBytes,
     ),
   )
+  const eventsPath = options.eventsPath ?? '/events'
+  if (eventsPath !== false) {
+    app.post(`${eventsPath}/:topic`, guard.write, async (c) => {
+      const topic = assertTopic(c.req.param('topic'))
+      const parsed = publishRequestSchema.safeParse(await readJson(c, maxBodyBytes))
+      if (!parsed.success) {
+        const first = parsed.error.issues[0]
+        const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
+        throw new ValidationError(
+          `Invalid request body${where}: ${first?.message}`,
+          toIssues(parsed.error.issues),
+        )
+      }
+      const { payload, eventId, delay, headers } = parsed.data
+      const result = await client.publish(topic, payload, {
+        ...(eventId === undefined ? {} : { eventId }),
+        ...(delay === undefined ? {} : { delay }),
+        ...(headers === undefined ? {} : { headers }),
+      })
+      return c.json(result, 202)
+    })
+  }
   return app
 }

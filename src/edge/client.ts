@@ -3,6 +3,7 @@ import * as z from 'zod'
 import { fromNeonHttp } from '../db/neon-http.js'
 import type { Db } from '../db/types.js'
 import { ConfigError, toIssues, ValidationError } from '../errors.js'
+import { type PublishOptions, type PublishResult, preparePublish, publishAndWake } from '../events/publish.js'
 import { type AnyContract, isContract } from '../jobs/contract.js'
 import type { JobInput, JobShape } from '../jobs/define.js'
 import { type EnqueueOptions, type EnqueueResult, prepare, prepareMany, resolveJob } from '../jobs/enqueue.js'
@@ -28,6 +29,9 @@ export interface EdgeClientOptions {
 /** Enqueue options on the edge: no `tx`, since Neon's HTTP driver has no interactive transactions. */
 export type EdgeEnqueueOptions = Omit<EnqueueOptions, 'tx'>
 
+/** Publish options on the edge: no `tx`. */
+export type EdgePublishOptions = Omit<PublishOptions, 'tx'>
+
 /** The same result as createSluice's enqueue: the id and whether the job was enqueued, blocked, a duplicate or discarded. */
 export type EdgeEnqueueResult = EnqueueResult
 
@@ -47,6 +51,12 @@ export interface EdgeClient {
     inputs: readonly JobInput<J>[],
     options?: EdgeEnqueueOptions,
   ): Promise<EdgeEnqueueResult[]>
+  /**
+   * Publishes an event in one statement (one HTTP round trip): one job per subscription whose
+   * pattern matches the topic. The subscribers' payload schemas are not known here: a payload
+   * they reject fails their jobs (dead letters), so validate it before publishing.
+   */
+  publish(topic: string, payload: unknown, options?: EdgePublishOptions): Promise<PublishResult>
 }
 
 const isDb = (value: unknown): value is Db =>
@@ -76,8 +86,8 @@ function runtimeEnv(): Record<string, string | undefined> {
   return process?.env ?? {}
 }
 
-function withoutTx(options: EnqueueOptions): EnqueueOptions {
-  if (options !== null && typeof options === 'object' && options.tx !== undefined) {
+function withoutTx<O extends object>(options: O): O {
+  if (options !== null && typeof options === 'object' && (options as { tx?: unknown }).tx !== undefined) {
     throw new ValidationError("`tx` is not available on the edge: Neon's HTTP driver has no transactions.", [
       { path: ['tx'], message: 'not supported by the edge client' },
     ])
@@ -86,7 +96,7 @@ function withoutTx(options: EnqueueOptions): EnqueueOptions {
 }
 
 /**
- * Creates an enqueue-only client for edge runtimes (Vercel Edge, Cloudflare Workers).
+ * Creates an enqueue-and-publish client for edge runtimes (Vercel Edge, Cloudflare Workers).
  * It pulls in no handler code and no Node built-ins; a URL is opened with Neon's HTTP
  * driver, so every enqueue is one HTTP round trip.
  */
@@ -136,6 +146,10 @@ export function createEdgeClient(options: EdgeClientOptions): EdgeClient {
       const contract = resolveJob(jobs, job)
       const rows = prepareMany(contract, inputs, withoutTx(opts), maxPayloadBytes)
       return enqueueAndWake(open(), t, rows, wake, false)
+    },
+    async publish(topic, payload, opts = {}) {
+      const event = preparePublish(topic, payload, withoutTx(opts), maxPayloadBytes)
+      return publishAndWake(open(), t, event, wake, false)
     },
   }
 }

@@ -2,6 +2,8 @@ import { type Context, Hono } from 'hono'
 import * as z from 'zod'
 import { drainOptionsSchema } from '../drain/drain.js'
 import { ConfigError, toIssues } from '../errors.js'
+import { publishRequestSchema } from '../events/publish.js'
+import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
 import { ping } from '../sql/health.js'
 import { readJson } from './body.js'
@@ -96,6 +98,17 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
       maxBodyBytes,
     ),
   )
+
+  app.post('/events/:topic', guard.write, async (c) => {
+    const topic = assertTopic(c.req.param('topic'))
+    const body = parseBody(publishRequestSchema, await readJson(c, maxBodyBytes))
+    const result = await sluice.publish(topic, body.payload, {
+      ...(body.eventId === undefined ? {} : { eventId: body.eventId }),
+      ...(body.delay === undefined ? {} : { delay: body.delay }),
+      ...(body.headers === undefined ? {} : { headers: body.headers }),
+    })
+    return c.json(result, 202)
+  })
 
   app.post('/drain', guard.write, async (c) => {
     const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))

@@ -28,7 +28,7 @@ export interface AppAuthOptions {
 
 /** Which credentials each group of routes accepts. */
 export interface RouteGuards {
-  /** /jobs/*, /drain (and later /events/*): bearer token or signature. */
+  /** /jobs/*, /events/*, /drain: bearer token or signature. */
   write: AuthMiddleware
   /** /maintain: bearer token, signature or the cron secret. */
   maintain: AuthMiddleware

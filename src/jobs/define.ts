@@ -1,5 +1,6 @@
 import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
+import type { SubscriberSpec } from '../events/subscriber.js'
 import { nameSchema } from '../names.js'
 
 export const MIN_PRIORITY = 0
@@ -167,6 +168,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape
   readonly concurrency: Readonly<Required<ConcurrencyOptions<z.output<S>>>> | undefined
   readonly unique: Readonly<Required<UniqueOptions<z.output<S>>>> | undefined
   readonly run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
+  /** Set on subscribers (defineSubscriber): their jobs are written by publish, and the drain runs `subscriber.handle`. */
+  readonly subscriber?: SubscriberSpec | undefined
 }
 
 export type AnyJob = JobDefinition<z.ZodType>

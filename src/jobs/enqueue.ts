@@ -78,6 +78,11 @@ export function resolveJob<T extends JobShape = AnyJob>(
   const name = typeof job === 'string' ? job : job.name
   const found = jobs.get(name)
   if (!found) throw new UnknownJobError(name)
+  if ((found as { subscriber?: unknown }).subscriber !== undefined) {
+    throw new ValidationError(`"${name}" is a subscriber: its jobs come from publish(), not enqueue().`, [
+      { path: ['job'], message: 'is a subscriber' },
+    ])
+  }
   if (typeof job === 'string' || found === job) return found
   if (!isContract(job)) throw new UnknownJobError(name)
   assertContractMatches(job, found)

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import type { Db } from '../db/types.js'
+import type { Db, Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { buryExhausted, claimTasks, pruneArchive, reapInvocations, recordTask } from '../sql/maintenance.js'
 
@@ -63,7 +63,7 @@ export const maintenanceOptionsSchema = z
   .partial()
 
 export const count = async (
-  db: Db,
+  db: Queryable,
   statement: { text: string; values: readonly unknown[] },
 ): Promise<number> => (await db.query<{ n: number }>(statement)).rows[0]?.n ?? 0
 

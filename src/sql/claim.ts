@@ -8,6 +8,10 @@ export interface ClaimParams {
   invocationId: string
   invocationPriority: number
   jobsDone: number
+  /** Names of the subscribers this drain knows: their claimed jobs say whether the event was processed. */
+  subscribers?: readonly string[]
+  /** Relay up to this many pending outbox entries first, in the same statement. */
+  relay?: number
 }
 
 export interface ClaimedRow {
@@ -24,6 +28,8 @@ export interface ClaimedRow {
   due_at: Date
   /** The job's queue has a single active consumer: run its jobs one at a time, in order. */
   single_consumer: boolean
+  /** For a subscriber's job: its event is already marked processed by this subscriber. */
+  processed?: boolean
 }
 
 /**
@@ -36,8 +42,28 @@ export interface ClaimedRow {
  * lease ran out is never claimed again: maintenance dead-letters it.
  */
 export function claim(t: string, p: ClaimParams): Statement {
+  const values: unknown[] = [
+    p.queues,
+    p.limit,
+    Math.ceil(p.leaseMs),
+    p.invocationId,
+    p.invocationPriority,
+    p.jobsDone,
+  ]
+  const args = '$1::text[], $2::integer, $3::bigint, $4::text, $5::integer, $6::integer'
+  let source = `${t}.claim(${args})`
+  if (p.relay !== undefined && p.relay > 0) {
+    // Pending outbox entries are relayed first (relay_and_claim): the claim sees their jobs.
+    values.push(p.relay)
+    source = `${t}.relay_and_claim($${values.length}::integer, ${args})`
+  }
+  if (!p.subscribers?.length) return { text: `SELECT * FROM ${source}`, values }
+  // Subscribers' jobs say whether their event is already processed: the drain skips those.
+  values.push(p.subscribers)
   return {
-    text: `SELECT * FROM ${t}.claim($1::text[], $2::integer, $3::bigint, $4::text, $5::integer, $6::integer)`,
-    values: [p.queues, p.limit, Math.ceil(p.leaseMs), p.invocationId, p.invocationPriority, p.jobsDone],
+    text: `SELECT c.*, (c.name = ANY ($${values.length}::text[]) AND EXISTS (
+  SELECT 1 FROM ${t}.processed_events e WHERE e.event_id = c.payload->>'eventId' AND e.subscriber = c.name)) AS processed
+FROM ${source} c`,
+    values,
   }
 }

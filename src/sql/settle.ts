@@ -7,6 +7,8 @@ export interface Completion {
   durationMs: number | null
   /** How long the job waited once due. */
   waitMs: number
+  /** A subscriber's run that completed: recorded as processed by the settle statement. */
+  mark?: { eventId: string; subscriber: string }
 }
 
 export interface Failure {
@@ -58,8 +60,12 @@ export const READY_CAP = 1000
  * locks, batch counters, circuit breakers and job stats are updated on the way.
  */
 export function settle(t: string, p: SettleParams): Statement {
-  return {
-    text: `SELECT * FROM ${t}.settle($1::jsonb, $2::jsonb, $3::jsonb, $4::text, $5::boolean, $6::text[])`,
+  const call = `${t}.settle($1::jsonb, $2::jsonb, $3::jsonb, $4::text, $5::boolean, $6::text[])`
+  const marks = p.completions.flatMap((c) =>
+    c.status === 'completed' && c.mark ? [{ e: c.mark.eventId, s: c.mark.subscriber }] : [],
+  )
+  const statement = {
+    text: `SELECT * FROM ${call}`,
     values: [
       JSON.stringify(
         p.completions.map((c) => ({ i: c.id, t: c.token, s: c.status, d: c.durationMs, w: c.waitMs })),
@@ -80,6 +86,19 @@ export function settle(t: string, p: SettleParams): Statement {
       p.finish?.invocationId ?? null,
       p.finish !== undefined,
       p.finish?.queues ?? [],
-    ],
+    ] as unknown[],
+  }
+  if (marks.length === 0) return statement
+  // Subscribers' completed runs are marked processed in the same statement. A run whose lease
+  // was lost is marked too: its handler did run to completion.
+  return {
+    text: `WITH marked AS (
+  INSERT INTO ${t}.processed_events (event_id, subscriber)
+  SELECT DISTINCT m.e, m.s FROM jsonb_to_recordset($7::jsonb) AS m(e text, s text)
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+)
+SELECT * FROM ${call}`,
+    values: [...statement.values, JSON.stringify(marks)],
   }
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { Hono } from 'hono'
 import { afterEach, expect, test } from 'vitest'
 import * as z from 'zod'
-import { defineJob, signatureAuth } from '../../src/index.js'
+import { defineJob, defineSubscriber, signatureAuth } from '../../src/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 const SECRET = 'wake-secret-0123456789abcdef'
@@ -97,4 +97,29 @@ test('maintenance wakes as many drains as the backlog needs, up to maxParallel',
   await env.sluice.pause('pings')
   await env.sql(`UPDATE $schema.maintenance SET next_run_at = now() - interval '1 ms'`)
   expect((await env.sluice.maintain()).tasks.find((t) => t.task === 'wake-drains')).toMatchObject({ rows: 0 })
+})
+
+test('publish wakes the queues of the matched subscribers, once per debounce window, in its one statement', async () => {
+  const endpoint = await drainEndpoint()
+  const pending: Promise<unknown>[] = []
+  env = await makeSluice({
+    jobs: [ping],
+    subscribers: [
+      defineSubscriber({ name: 'billing', topic: 'orders.*', queue: 'billing', run: () => {} }),
+      defineSubscriber({ name: 'mail', topic: 'orders.created', queue: 'mail', run: () => {} }),
+      defineSubscriber({ name: 'idle', topic: 'users.#', queue: 'idle', run: () => {} }),
+    ],
+    wake: { url: endpoint.url, secret: SECRET, debounceMs: 60_000, waitUntil: (p) => void pending.push(p) },
+  })
+  for (let n = 0; n < 5; n++) await env.sluice.publish('orders.created', { n })
+  expect(env.statements.count).toBe(5)
+  await Promise.all(pending)
+  expect(endpoint.wakes.flatMap((w) => w.queues).sort()).toEqual(['billing', 'mail'])
+
+  // A delayed event wakes nobody; past the window, the next publish wakes its queues again.
+  await env.sql(`UPDATE $schema.wakeups SET last_at = now() - interval '2 minutes'`)
+  await env.sluice.publish('orders.paid', {}, { delay: 60_000 })
+  await env.sluice.publish('orders.paid', {})
+  await Promise.all(pending)
+  expect(endpoint.wakes.flatMap((w) => w.queues).sort()).toEqual(['billing', 'billing', 'mail'])
 })

@@ -1,0 +1,120 @@
+import * as z from 'zod'
+import { isClientLike } from '../db/client.js'
+import type { Queryable } from '../db/types.js'
+import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
+import { type WakeOptions, wake } from '../wake/send.js'
+import { type NewEvent, publishEvents, publishWithWake } from './sql.js'
+import { assertTopic } from './topics.js'
+
+export interface PublishOptions {
+  /** Identifies the event: a second publish with the same id (within the retention) writes nothing. Default: a random UUID. */
+  eventId?: string
+  /** Subscribers run it no sooner than this many ms from now (the database's clock). */
+  delay?: number
+  /** Passed to every subscriber as `ctx.event.headers`. */
+  headers?: Record<string, string>
+  /** A client inside the caller's own transaction (pg, Neon Pool client, PGlite transaction): the event commits or rolls back with it. */
+  tx?: unknown
+}
+
+export interface PublishResult {
+  eventId: string
+  /** Subscriber jobs written: 0 when no subscription matched or the event id was published before. */
+  jobs: number
+}
+
+export const eventIdSchema = z.string().regex(/^[!-~]{1,200}$/, 'must be 1-200 visible ASCII characters')
+
+export const headersSchema = z
+  .record(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
+    z.string().max(1024),
+  )
+  .refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers')
+
+export const publishOptionsSchema = z
+  .object({
+    eventId: eventIdSchema.optional(),
+    delay: z
+      .number()
+      .int()
+      .min(0)
+      .max(10 * 365 * 86_400_000)
+      .optional(),
+    headers: headersSchema.optional(),
+    tx: z
+      .custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method')
+      .optional(),
+  })
+  .strict()
+
+/** The JSON body of an HTTP publish (`POST /events/:topic`). */
+export const publishRequestSchema = z
+  .object({
+    payload: z.unknown(),
+    eventId: eventIdSchema.optional(),
+    delay: publishOptionsSchema.shape.delay,
+    headers: headersSchema.optional(),
+  })
+  .strict()
+  .refine((body) => 'payload' in body, {
+    path: ['payload'],
+    message: 'is required (use null for no payload)',
+  })
+
+const encoder = new TextEncoder()
+
+/** Validates the topic, payload and options and builds the event; throws before anything is written. */
+export function preparePublish(
+  topic: string,
+  payload: unknown,
+  options: PublishOptions,
+  maxPayloadBytes: number,
+): NewEvent {
+  assertTopic(topic)
+  const opts = publishOptionsSchema.safeParse(options)
+  if (!opts.success) {
+    throw new ValidationError(
+      `Invalid publish options: ${opts.error.issues[0]?.path.join('.')} ${opts.error.issues[0]?.message}`,
+      toIssues(opts.error.issues),
+    )
+  }
+  let json: string
+  try {
+    json = JSON.stringify(payload ?? null) ?? 'null'
+  } catch (error) {
+    throw new ValidationError(`The payload cannot be serialised as JSON: ${(error as Error).message}`, [
+      { path: ['payload'], message: 'not serialisable as JSON' },
+    ])
+  }
+  const bytes = encoder.encode(json).length
+  if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
+  return {
+    eventId: opts.data.eventId ?? crypto.randomUUID(),
+    topic,
+    payload: json,
+    headers: opts.data.headers ?? {},
+    delayMs: opts.data.delay ?? 0,
+  }
+}
+
+/**
+ * Publishes one event in one statement and, for each queue that opened a new debounce window,
+ * wakes its drains without waiting. Events published inside a caller's transaction or not
+ * due yet wake nobody: a drain could not see their jobs.
+ */
+export async function publishAndWake(
+  on: Queryable,
+  t: string,
+  event: NewEvent,
+  options: Readonly<WakeOptions>,
+  inTransaction: boolean,
+): Promise<PublishResult> {
+  const check = options.onEnqueue && options.url !== undefined && !inTransaction && event.delayMs === 0
+  const statement = check ? publishWithWake(t, [event], options.debounceMs) : publishEvents(t, [event])
+  const { rows } = await on.query<{ queue: string; jobs: number; wake?: boolean }>(statement)
+  for (const row of rows) if (row.wake === true) void wake(options, row.queue)
+  return { eventId: event.eventId, jobs: rows.reduce((sum, row) => sum + Number(row.jobs), 0) }
+}

@@ -1,0 +1,216 @@
+import * as z from 'zod'
+import type { Queryable } from '../db/types.js'
+import { ConfigError, toIssues, UnsupportedError } from '../errors.js'
+import {
+  DEFAULT_PRIORITY,
+  DEFAULT_QUEUE,
+  DEFAULT_TIMEOUT_MS,
+  type JobContext,
+  type JobDefinition,
+  prioritySchema,
+  type RetryPolicy,
+  resolveRetry,
+  retryOptionSchema,
+} from '../jobs/define.js'
+import { nameSchema } from '../names.js'
+import { patternRegex, patternSchema } from './topics.js'
+
+/** What a subscriber job stores: the event, as published. */
+export interface EventEnvelope<P = unknown> {
+  topic: string
+  eventId: string
+  payload: P
+  headers: Record<string, string>
+  /** When the event was published (for the outbox: written), ISO 8601. */
+  publishedAt: string
+}
+
+/** The event a subscriber handles. */
+export interface EventInfo {
+  topic: string
+  id: string
+  headers: Readonly<Record<string, string>>
+  publishedAt: Date
+}
+
+/** What a subscriber's handler is told: the job context, the event, and a transaction with the processed mark. */
+export interface SubscriberContext extends JobContext {
+  event: EventInfo
+  /**
+   * Runs `fn` inside an interactive transaction that first records this event as processed by
+   * this subscriber: the writes `fn` makes and the mark commit together, or neither does. When
+   * the event was already processed (a re-delivery, a concurrent run), nothing runs, the
+   * transaction rolls back and the rest of the handler is skipped: the run ends as completed.
+   * Once per run. Not available on Neon's HTTP driver (no interactive transactions): throws UNSUPPORTED.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+}
+
+/** How the drain gives a subscriber its processed-mark transaction. */
+export interface SubscriberRuntime {
+  /** Undefined where the driver has no interactive transactions. */
+  transaction:
+    | (<T>(
+        mark: { eventId: string; subscriber: string },
+        fn: (tx: Queryable) => Promise<T>,
+        signal: AbortSignal,
+      ) => Promise<{ skipped: true } | { skipped: false; value: T }>)
+    | undefined
+}
+
+/** What makes a job definition a subscriber. */
+export interface SubscriberSpec {
+  /** The topic pattern. */
+  readonly topic: string
+  /** The pattern as the regular expression the database matches `'.' || topic` against. */
+  readonly regex: string
+  /** The schema of the event payload. */
+  readonly payload: z.ZodType
+  /** Runs the handler for a stored envelope (already parsed with the job's input schema). */
+  handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime): Promise<unknown>
+}
+
+export interface SubscriberOptions<S extends z.ZodType> {
+  name: string
+  /** A topic pattern: dot-separated words; `*` matches exactly one word, `#` zero or more. */
+  topic: string
+  /** Default `default`. */
+  queue?: string
+  /** Schema of the event payload. Default `z.unknown()`. */
+  input?: S
+  retry?: number | Partial<RetryPolicy>
+  /** Longest a single run may take, ms. Default 30 s. */
+  timeout?: number
+  queueTimeout?: number
+  /** Priority of this subscriber's jobs (lower runs first). */
+  priority?: number
+  run: (payload: z.output<S>, ctx: SubscriberContext) => Promise<unknown> | unknown
+}
+
+/** A subscriber is a job whose input is the event envelope. */
+export interface SubscriberDefinition<S extends z.ZodType = z.ZodType>
+  extends JobDefinition<z.ZodType<EventEnvelope<z.output<S>>>> {
+  readonly subscriber: SubscriberSpec
+}
+
+export type AnySubscriber = SubscriberDefinition<z.ZodType>
+
+/** Thrown by ctx.transaction when the event was already processed; ends the run as completed. */
+export class AlreadyProcessedError extends Error {
+  constructor(eventId: string, subscriber: string) {
+    super(`Event ${eventId} was already processed by subscriber "${subscriber}"`)
+    this.name = 'AlreadyProcessedError'
+  }
+}
+
+const optionsSchema = z
+  .object({
+    name: nameSchema,
+    topic: patternSchema,
+    queue: nameSchema.optional(),
+    input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema').optional(),
+    retry: retryOptionSchema.optional(),
+    timeout: z.number().int().positive().max(86_400_000).optional(),
+    queueTimeout: z.number().int().positive().optional(),
+    priority: prioritySchema.optional(),
+    run: z.custom<(...args: unknown[]) => unknown>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    ),
+  })
+  .strict()
+
+const envelopeSchema = (payload: z.ZodType) =>
+  z.object({
+    topic: z.string(),
+    eventId: z.string(),
+    payload,
+    headers: z.record(z.string(), z.string()),
+    publishedAt: z.string(),
+  })
+
+const noRuntime: SubscriberRuntime = { transaction: undefined }
+
+export function isSubscriber(value: unknown): value is AnySubscriber {
+  return typeof value === 'object' && value !== null && (value as AnySubscriber).subscriber !== undefined
+}
+
+/**
+ * Declares a subscriber: a handler for the events whose topic matches `topic`. Each matching
+ * publish writes one job for it on its queue, run by the drains like any job (retries, dead
+ * letters, hooks). Register it with `createSluice({ subscribers })`.
+ */
+export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
+  options: SubscriberOptions<S>,
+): SubscriberDefinition<S> {
+  const parsed = optionsSchema.safeParse(options)
+  if (!parsed.success) {
+    const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
+    const first = parsed.error.issues[0]
+    throw new ConfigError(
+      `Invalid subscriber${name}: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  const name = options.name
+  const payload: z.ZodType = options.input ?? z.unknown()
+  const spec: SubscriberSpec = Object.freeze({
+    topic: options.topic,
+    regex: patternRegex(options.topic),
+    payload,
+    async handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime) {
+      let used = false
+      let skipped: AlreadyProcessedError | undefined
+      const context: SubscriberContext = {
+        ...ctx,
+        event: {
+          topic: envelope.topic,
+          id: envelope.eventId,
+          headers: envelope.headers,
+          publishedAt: new Date(envelope.publishedAt),
+        },
+        async transaction(fn) {
+          if (!runtime.transaction) {
+            throw new UnsupportedError(
+              'ctx.transaction needs interactive transactions (pg, Neon Pool, PGlite); ' +
+                "Neon's HTTP driver has none: there, handlers are at-least-once.",
+            )
+          }
+          if (used) throw new UnsupportedError('ctx.transaction can be called once per run.')
+          used = true
+          const result = await runtime.transaction(
+            { eventId: envelope.eventId, subscriber: name },
+            fn,
+            ctx.signal,
+          )
+          if (result.skipped) {
+            skipped = new AlreadyProcessedError(envelope.eventId, name)
+            throw skipped
+          }
+          return result.value
+        },
+      }
+      try {
+        return await options.run(envelope.payload as z.output<S>, context)
+      } catch (error) {
+        if (skipped !== undefined && error === skipped) return undefined
+        throw error
+      }
+    },
+  })
+  const definition = {
+    kind: 'job' as const,
+    name,
+    queue: options.queue ?? DEFAULT_QUEUE,
+    input: envelopeSchema(payload) as unknown as z.ZodType<EventEnvelope<z.output<S>>>,
+    retry: resolveRetry(options.retry),
+    timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
+    queueTimeout: options.queueTimeout,
+    priority: options.priority ?? DEFAULT_PRIORITY,
+    concurrency: undefined,
+    unique: undefined,
+    subscriber: spec,
+    run: (envelope: EventEnvelope<z.output<S>>, ctx: JobContext) => spec.handle(envelope, ctx, noRuntime),
+  }
+  return Object.freeze(definition)
+}
