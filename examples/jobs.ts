@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as z from 'zod'
-import { defineJob, PermanentJobError, type Queryable } from '../src/index.js'
+import { defineJob, defineSubscriber, PermanentJobError, type Queryable } from '../src/index.js'
 import { welcomeEmailContract } from './contracts.js'
 
 /** How handlers reach the app's tables: the database Sluice runs on (one PGlite per process in dev). */
@@ -85,4 +85,52 @@ ON CONFLICT (image_id, width) DO UPDATE SET resized_at = now()`,
   })
 
   return { welcomeEmail, generateReport, resizeImage }
+}
+
+/** An order event's payload, as the shop publishes it on `orders.created`, `orders.paid`, … */
+export const orderEvent = z.object({
+  orderId: z.string().min(1).max(100),
+  customer: z.email().optional(),
+  total: z.number().nonnegative().optional(),
+})
+
+/**
+ * The example's event subscribers: every order event lands in an audit log (`orders.#`), and
+ * a created order is queued for fulfilment (`orders.created`). Each writes inside
+ * `ctx.transaction`, so its row and the event's processed mark commit together: a re-delivered
+ * event never writes twice.
+ */
+export function exampleSubscribers() {
+  const orderAudit = defineSubscriber({
+    name: 'order-audit',
+    topic: 'orders.#',
+    queue: 'events',
+    input: orderEvent,
+    run: async (order, ctx) => {
+      await ctx.transaction((tx) =>
+        tx.query({
+          text: 'INSERT INTO example.order_audit (event_id, topic, order_id) VALUES ($1, $2, $3)',
+          values: [ctx.event.id, ctx.event.topic, order.orderId],
+        }),
+      )
+    },
+  })
+
+  const orderFulfilment = defineSubscriber({
+    name: 'order-fulfilment',
+    topic: 'orders.created',
+    queue: 'fulfilment',
+    input: orderEvent,
+    run: async (order, ctx) => {
+      await ctx.transaction((tx) =>
+        tx.query({
+          text: `INSERT INTO example.fulfilments (order_id, customer) VALUES ($1, $2)
+ON CONFLICT (order_id) DO NOTHING`,
+          values: [order.orderId, order.customer ?? null],
+        }),
+      )
+    },
+  })
+
+  return { orderAudit, orderFulfilment }
 }

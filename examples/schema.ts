@@ -25,6 +25,18 @@ export async function setup(sluice: Sluice): Promise<void> {
       resized_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (image_id, width)
     )`,
+    `CREATE TABLE IF NOT EXISTS example.order_audit (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      event_id text NOT NULL,
+      topic text NOT NULL,
+      order_id text NOT NULL,
+      at timestamptz NOT NULL DEFAULT now()
+    )`,
+    `CREATE TABLE IF NOT EXISTS example.fulfilments (
+      order_id text PRIMARY KEY,
+      customer text,
+      queued_at timestamptz NOT NULL DEFAULT now()
+    )`,
     `CREATE TABLE IF NOT EXISTS example.reports (
       day date PRIMARY KEY,
       emails integer NOT NULL,

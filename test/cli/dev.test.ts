@@ -62,6 +62,21 @@ test('npm start: serves, drains on enqueue, lets other commands through, stops c
     10_000,
   )
 
+  // An order event fans out to both subscribers (orders.# audit, orders.created fulfilment).
+  expect(dev.output).toMatch(/curl -X POST http:\/\/localhost:\d+\/events\/orders\.created/)
+  const published = await fetch(`${base}/events/orders.created`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      payload: { orderId: 'o_smoke', customer: 'ada@example.com' },
+      eventId: 'evt-smoke',
+    }),
+  })
+  expect(published.status).toBe(202)
+  expect(await published.json()).toMatchObject({ eventId: 'evt-smoke', jobs: 2 })
+  await dev.waitFor(/order-audit #\d+ {2}attempt 1\/\d+ {2}completed/, 30_000)
+  await dev.waitFor(/order-fulfilment #\d+ {2}attempt 1\/\d+ {2}completed/, 30_000)
+
   // Other commands cannot open the embedded database while dev holds it: they go through the server.
   const [queues, enqueued, secondDev] = await Promise.all([
     cli('queues', '--json'),
@@ -100,7 +115,11 @@ test('npm start: serves, drains on enqueue, lets other commands through, stops c
     const archived = await db.query<{ id: string }>(
       "SELECT id::text AS id FROM sluice.archive WHERE status = 'completed' ORDER BY id",
     )
-    expect(archived.rows.map((r) => r.id)).toEqual([id, viaCli])
+    expect(archived.rows.map((r) => r.id)).toEqual(expect.arrayContaining([id, viaCli]))
+    const fulfilled = await db.query<{ order_id: string }>('SELECT order_id FROM example.fulfilments')
+    expect(fulfilled.rows).toEqual([{ order_id: 'o_smoke' }])
+    const audited = await db.query<{ topic: string }>('SELECT topic FROM example.order_audit')
+    expect(audited.rows).toEqual([{ topic: 'orders.created' }])
     const outbox = await db.query<{ recipient: string }>('SELECT recipient FROM example.outbox ORDER BY id')
     expect(outbox.rows.map((r) => r.recipient)).toEqual(['ada@example.com', 'bo@example.com'])
   } finally {

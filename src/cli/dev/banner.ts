@@ -41,6 +41,14 @@ export function banner(b: BannerInfo): string {
       `  curl -X POST ${b.url}/jobs/${first.name} -H 'content-type: application/json' -d ${shellQuote(body)}`,
     )
   }
+  // Samples keyed `event:<topic>` are events to publish.
+  for (const [key, payload] of Object.entries(b.samples)) {
+    if (!key.startsWith('event:') || b.sluice.config.subscribers.length === 0) continue
+    const body = JSON.stringify({ payload })
+    lines.push(
+      `  curl -X POST ${b.url}/events/${key.slice('event:'.length)} -H 'content-type: application/json' -d ${shellQuote(body)}`,
+    )
+  }
   if (b.registered) {
     if (second)
       lines.push(`  ${b.cli} enqueue ${second.name} ${shellQuote(JSON.stringify(b.samples[second.name]))}`)
