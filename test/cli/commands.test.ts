@@ -188,8 +188,14 @@ describe('sluice CLI on PostgreSQL', () => {
     expect(s).toMatchObject({ schema, version: latestVersion(), invocations: [] })
     expect(s.database).toMatch(/^PostgreSQL at /)
     expect(s.database).not.toContain('postgres:postgres@')
-    expect(s.jobs.map((j) => j.name)).toEqual(['welcome-email', 'generate-report', 'resize-image'])
-    expect(s.queues.map((q) => q.queue)).toEqual(['emails', 'images', 'reports'])
+    expect(s.jobs.map((j) => j.name)).toEqual([
+      'welcome-email',
+      'generate-report',
+      'resize-image',
+      'order-audit',
+      'order-fulfilment',
+    ])
+    expect(s.queues.map((q) => q.queue)).toEqual(['emails', 'events', 'fulfilment', 'images', 'reports'])
     expect(s.maintenance.map((m) => m.task).sort()).toEqual(tasks)
     const human = await sluice('status')
     expect(human.stdout).toContain('Maintenance')
