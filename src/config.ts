@@ -95,6 +95,8 @@ export interface ResolvedConfig {
   /** Every known queue's settings: those of the jobs' queues and of `queues`. */
   readonly queueSettings: readonly QueueSettings[]
   readonly recurring: readonly RecurringTask[]
+  /** Whether `recurring` was given: only then are the stored recurring tasks synced (and others removed). */
+  readonly syncRecurring: boolean
   readonly wake: Readonly<WakeOptions>
 }
 
@@ -247,6 +249,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
     maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),
     recurring: Object.freeze([...recurring]),
+    syncRecurring: options.recurring !== undefined,
     wake: resolveWake(options.wake, env),
     queueSettings: Object.freeze(resolveQueues(queueNames, options.queues ?? {}, options.circuitBreaker)),
   })

@@ -126,7 +126,12 @@ export function createSluice(options: SluiceOptions): Sluice {
   const t = quoteSchema(config.schema)
   const tasks = [
     ...coreTasks(config.maintenance),
-    ...controlTasks(config.maintenance, config.queueSettings, config.recurring, config.maxPayloadBytes),
+    ...controlTasks(
+      config.maintenance,
+      config.queueSettings,
+      config.syncRecurring ? config.recurring : undefined,
+      config.maxPayloadBytes,
+    ),
     ...eventTasks(
       config.maintenance,
       config.events,

@@ -8,17 +8,19 @@ import { pruneRecurringRuns, type RecurringTask, runRecurring } from './recurrin
 export function controlTasks(
   options: MaintenanceOptions,
   queues: readonly QueueSettings[],
-  recurring: readonly RecurringTask[],
+  recurring: readonly RecurringTask[] | undefined,
   maxPayloadBytes: number,
 ): MaintenanceTask[] {
   const every = options.intervalMs
+  const recurringTask: MaintenanceTask = {
+    // Slots are minutes apart at the finest; run on every maintenance call that finds it due.
+    name: 'recurring',
+    intervalMs: Math.min(every, 10_000),
+    run: ({ db, t }) => runRecurring(db, t, recurring ?? [], maxPayloadBytes),
+  }
   return [
-    {
-      // Slots are minutes apart at the finest; run on every maintenance call that finds it due.
-      name: 'recurring',
-      intervalMs: Math.min(every, 10_000),
-      run: ({ db, t }) => runRecurring(db, t, recurring, maxPayloadBytes),
-    },
+    // Only a deployment that declares its recurring tasks syncs them (and removes the others).
+    ...(recurring ? [recurringTask] : []),
     {
       name: 'prune-recurring-runs',
       intervalMs: every,

@@ -64,3 +64,10 @@ export function sqlStateOf(error: unknown): string | undefined {
   const code = field(error, 'code')
   return typeof code === 'string' ? code : undefined
 }
+
+/** Whether an error came from the database (it carries a SQLSTATE), as opposed to the caller's code. */
+export function isDatabaseError(error: unknown): boolean {
+  if (error instanceof DatabaseError) return true
+  const code = field(error, 'code')
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
+}

@@ -16,18 +16,20 @@ async function inTransaction<T>(pool: PoolLike, fn: (tx: Queryable) => Promise<T
   } catch (error) {
     throw toDatabaseError(error)
   }
-  let failed: unknown
+  // A client whose ROLLBACK failed is in an unknown state: it is destroyed, not pooled.
+  let broken: Error | undefined
   try {
     await runOn(client, { text: 'BEGIN', values: [] })
     const result = await fn({ query: (statement) => runOn(client, statement) })
     await runOn(client, { text: 'COMMIT', values: [] })
     return result
   } catch (error) {
-    failed = error
-    await client.query('ROLLBACK').catch(() => {})
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))
+    })
     throw error
   } finally {
-    client.release(failed instanceof Error && /terminat|Connection/.test(failed.message) ? failed : undefined)
+    client.release(broken)
   }
 }
 

@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { runOn } from './client.js'
-import { toDatabaseError } from './errors.js'
+import { isDatabaseError, toDatabaseError } from './errors.js'
 import type { Db, QueryResult } from './types.js'
 
 type PGliteLike = Pick<PGlite, 'query' | 'transaction' | 'close'>
@@ -11,7 +11,8 @@ export function fromPglite(db: PGliteLike, options: { owned?: boolean } = {}): D
     try {
       return await db.transaction((tx) => fn({ query: (statement) => runOn(tx, statement) }))
     } catch (error) {
-      throw toDatabaseError(error)
+      // The driver's errors carry a SQLSTATE; whatever `fn` threw itself passes through as is.
+      throw isDatabaseError(error) ? toDatabaseError(error) : error
     }
   }
   return {
