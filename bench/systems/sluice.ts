@@ -75,7 +75,7 @@ export async function openSluice(
       if (text.startsWith(`INSERT INTO ${t}.jobs`))
         return text.includes('jsonb_to_recordset') ? 'enqueueMany' : 'enqueue'
       // Told apart by their shape, so that builder variants (fewer CTEs, merged statements) still count.
-      const claims = /\bpicked AS \(|\.claim\(/.test(text)
+      const claims = /\bpicked AS \(|\.(relay_and_)?claim\(/.test(text)
       const settles = text.includes(' AS handed_back') || /\.settle\(/.test(text)
       const finishes =
         text.includes(`DELETE FROM ${t}.invocations WHERE id =`) || /\.settle\([^)]*\$4/.test(text)
