@@ -20,7 +20,7 @@ export interface SubscriptionRow {
 }
 
 /**
- * Publishes events in one call of the publish_events function (migrations/0006_events.sql):
+ * Publishes events in one call of the publish_events function (migrations/0008_events.sql):
  * the subscriptions are matched in SQL, a delivery record and a job are written per (event,
  * subscriber) not delivered before, whatever the number of subscribers. One row per queue
  * that received jobs.

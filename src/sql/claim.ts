@@ -34,7 +34,7 @@ export interface ClaimedRow {
 
 /**
  * Claims up to `limit` due jobs across `queues` in (priority, run_at, id) order: one call of
- * the claim function (migrations/0003_controls.sql). Each queue is walked on the claim index
+ * the claim function (migrations/0005_claim_settle.sql). Each queue is walked on the claim index
  * with FOR UPDATE SKIP LOCKED; paused, tripped, held and higher-priority-served queues are
  * skipped, single-consumer queues need their lease, global caps are respected; the winners
  * get a fresh lease token, one more attempt and an invisibility window, and the drain's

@@ -52,7 +52,7 @@ export interface SettleRow {
 export const READY_CAP = 1000
 
 /**
- * Settles a batch in one call of the settle function (migrations/0003_controls.sql). Every
+ * Settles a batch in one call of the settle function (migrations/0005_claim_settle.sql). Every
  * row is matched on (id, lease token), so a late ack from a drain whose lease ran out changes
  * nothing. Completed and expired jobs move to the archive; failed ones are rescheduled with
  * their backoff or, out of attempts (or failed permanently), moved to the dead letters with

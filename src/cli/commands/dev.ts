@@ -27,8 +27,8 @@ Without DATABASE_URL the database is embedded PGlite in ./.sluice/pglite, kept a
 restarts (delete .sluice to start over). PGlite serves one process: while dev runs, the other
 sluice commands run in this directory go through it.
 
-  --port n        port to listen on (default: PORT, else 3000; 0 picks a free one)
-  --host h        address to listen on (default 127.0.0.1)
+  --port n        port to serve on (default: PORT, else 3000; 0 picks a free one)
+  --host h        address to serve on (default 127.0.0.1)
   --memory        an in-memory database instead, gone when dev stops
   --data-dir dir  where the embedded database and lock file live (default ./.sluice)`,
   options: {
@@ -183,7 +183,7 @@ export async function runDev(parsed: Parsed): Promise<number> {
       await loop.stop()
       await maintenance.stop()
       const code = (error as NodeJS.ErrnoException).code
-      throw new CliError(`Cannot listen on ${host}:${port}: ${(error as Error).message}`, {
+      throw new CliError(`Cannot serve on ${host}:${port}: ${(error as Error).message}`, {
         code: 'LISTEN_FAILED',
         exitCode: EXIT.FAILED,
         hint:
