@@ -7,7 +7,7 @@ import { nameSchema } from '../names.js'
 import { type PublishOptions, type PublishResult, preparePublish, publishAndWake } from './publish.js'
 import { replayEvents } from './sql.js'
 import { writeSubscriptions } from './tasks.js'
-import { patternRegex, patternSchema } from './topics.js'
+import { patternRegex, patternSchema, wordsMatch } from './topics.js'
 
 export interface ReplayQuery {
   eventId?: string
@@ -40,11 +40,12 @@ const replaySchema = z
   .strict()
 
 export function eventsApi(db: () => Promise<Db>, t: string, config: ResolvedConfig): EventsApi {
-  const local = config.subscribers.map((s) => ({ sub: s, regex: new RegExp(s.subscriber.regex) }))
+  const local = config.subscribers.map((s) => ({ sub: s, words: s.subscriber.topic.split('.') }))
   /** The payload must fit every registered subscriber the topic reaches: bad input changes nothing. */
   const checkPayload = (topic: string, payload: unknown): void => {
-    for (const { sub, regex } of local) {
-      if (!regex.test(`.${topic}`)) continue
+    const topicWords = topic.split('.')
+    for (const { sub, words } of local) {
+      if (!wordsMatch(words, topicWords)) continue
       const parsed = sub.subscriber.payload.safeParse(payload)
       if (parsed.success) continue
       const first = parsed.error.issues[0]

@@ -90,11 +90,13 @@ export function settle(t: string, p: SettleParams): Statement {
   }
   if (marks.length === 0) return statement
   // Subscribers' completed runs are marked processed in the same statement. A run whose lease
-  // was lost is marked too: its handler did run to completion.
+  // was lost is marked too: its handler did run to completion. Key order, as every writer of
+  // marks takes them, so two settles never wait on each other in a cycle.
   return {
     text: `WITH marked AS (
   INSERT INTO ${t}.processed_events (event_id, subscriber)
   SELECT DISTINCT m.e, m.s FROM jsonb_to_recordset($7::jsonb) AS m(e text, s text)
+  ORDER BY 1, 2
   ON CONFLICT DO NOTHING
   RETURNING 1
 )

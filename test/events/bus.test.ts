@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { createSluice, defineSubscriber, type EventInfo } from '../../src/index.js'
+import { createSluice, defineRecurring, defineSubscriber, type EventInfo } from '../../src/index.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
@@ -124,4 +124,41 @@ test('bad topics and payloads are refused before anything is written', async () 
   await expect(env.sluice.enqueue('typed', {})).rejects.toMatchObject({ code: 'INVALID_INPUT' })
   expect(env.statements.count).toBe(0)
   expect(await env.sql(`SELECT 1 FROM $schema.jobs`)).toEqual([])
+})
+
+test('subscriber definitions and registration are checked at startup', () => {
+  const sub = defineSubscriber({ name: 'sub', topic: 'a.b', run: () => {} })
+  const options = { database: databaseUrl, schema: 'unused' }
+  expect(() =>
+    defineSubscriber({ name: 'x', topic: 'a', concurrency: { limit: 1 }, run: () => {} } as never),
+  ).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }))
+  expect(() => defineSubscriber({ name: 'bad name', topic: 'a', run: () => {} })).toThrow(
+    /Invalid subscriber/,
+  )
+  expect(() => createSluice({ ...options, jobs: [sub as never] })).toThrow(/pass it in `subscribers`/)
+  expect(() => createSluice({ ...options, subscribers: [sub, sub] })).toThrow(/share one namespace/)
+  expect(() => createSluice({ ...options, subscribers: [{ name: 'fake' } as never] })).toThrow(
+    /defineSubscriber/,
+  )
+  expect(() =>
+    createSluice({
+      ...options,
+      subscribers: [sub],
+      recurring: [
+        defineRecurring({
+          name: 'r',
+          cron: '* * * * *',
+          job: sub as never,
+          input: {
+            topic: 'a.b',
+            eventId: 'e',
+            payload: null,
+            headers: {},
+            publishedAt: '2026-01-01T00:00:00Z',
+          },
+        }),
+      ],
+    }),
+  ).toThrow(/subscribers take events/)
+  expect(() => createSluice({ ...options, events: { relayBatchSize: 0 } })).toThrow(/relayBatchSize/)
 })

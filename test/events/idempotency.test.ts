@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { createSluice, defineSubscriber, type SubscriberContext } from '../../src/index.js'
+import { createSluice, defineSubscriber, PermanentJobError, type SubscriberContext } from '../../src/index.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
@@ -196,4 +196,42 @@ test('failed events retry, dead-letter with their event metadata, and replay', a
   expect(
     await env.sql(`SELECT event_id FROM $schema.processed_events WHERE subscriber = 'flaky' ORDER BY 1`),
   ).toEqual([{ event_id: 'o1-created' }, { event_id: 'o1-paid' }])
+})
+
+test('a handler that fails inside ctx.transaction rolls back its effect and the mark; its error stands', async () => {
+  const schema = `idem_${process.pid}_${Date.now().toString(36)}_f`
+  let mode: 'permanent' | 'twice' | 'ok' = 'permanent'
+  const picky = defineSubscriber({
+    name: 'picky',
+    topic: 'refunds.issued',
+    retry: { maxAttempts: 3, baseDelayMs: 0, jitter: 0 },
+    run: async (_, ctx) => {
+      await ctx.transaction(async (tx) => {
+        await tx.query({
+          text: `INSERT INTO "${schema}".side_effects (event_id, amount) VALUES ($1, 1)`,
+          values: [ctx.event.id],
+        })
+        if (mode === 'permanent') throw new PermanentJobError('refund rejected')
+      })
+      if (mode === 'twice') await ctx.transaction(async () => {})
+    },
+  })
+  env = await makeSluice({ schema, subscribers: [picky] })
+  await env.sql(`CREATE TABLE $schema.side_effects (event_id text NOT NULL, amount integer NOT NULL)`)
+  await env.sluice.publish('refunds.issued', {}, { eventId: 'r-1' })
+  // The handler's own error class survives the transaction: dead-lettered at once.
+  expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
+  expect(await env.sql(`SELECT 1 FROM $schema.side_effects`)).toEqual([])
+  expect(await env.sql(`SELECT 1 FROM $schema.processed_events`)).toEqual([])
+
+  // A second ctx.transaction in one run is refused; the first one's effect and mark stand, so
+  // the retry finds the event processed and completes without running the handler.
+  mode = 'twice'
+  expect(await env.sluice.replay('r-1')).toHaveLength(1)
+  expect(await env.sluice.drain()).toMatchObject({ retried: 1 })
+  const [job] = await env.sql<{ last_error: { code: string } }>(`SELECT last_error FROM $schema.jobs`)
+  expect(job!.last_error).toMatchObject({ code: 'UNSUPPORTED' })
+  mode = 'ok'
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(await env.sql(`SELECT count(*)::int AS n FROM $schema.side_effects`)).toEqual([{ n: 1 }])
 })

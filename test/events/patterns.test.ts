@@ -51,6 +51,9 @@ const CASES: [string, string, boolean][] = [
   ['b', 'ab', false], // anchored at the start
   ['order_s.cre-ated', 'order_s.cre-ated', true],
   ['1.2.3', '1.2.3', true],
+  // Many `#`: a backtracking regex engine takes seconds on these; neither matcher here does.
+  [`${'#.a.'.repeat(10)}#.x`, `${'a.'.repeat(31)}b`, false],
+  [`${'#.a.'.repeat(10)}#.x`, `${'a.'.repeat(31)}x`, true],
 ]
 
 const BAD_PATTERNS = [
@@ -79,9 +82,11 @@ const BAD_TOPICS = [...BAD_PATTERNS, 'orders.*', 'orders.#', '*', '#', 'orders.c
 
 test(`the matcher's table: ${CASES.length} cases, in process`, () => {
   expect(CASES.length).toBeGreaterThanOrEqual(30)
+  const started = performance.now()
   for (const [pattern, topic, expected] of CASES) {
     expect([pattern, topic, topicMatches(pattern, topic)]).toEqual([pattern, topic, expected])
   }
+  expect(performance.now() - started).toBeLessThan(200)
 })
 
 test('invalid patterns and topics are refused, with the reason', () => {
@@ -143,6 +148,31 @@ describe('in PostgreSQL', () => {
         topicMatches(row.pattern, row.topic),
       ])
     }
+  })
+
+  test('the two matchers agree on 40,000 random pattern × topic pairs', async () => {
+    let seed = 42
+    const random = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return seed % n
+    }
+    const words = (alphabet: string[]): string =>
+      Array.from({ length: 1 + random(5) }, () => alphabet[random(alphabet.length)]).join('.')
+    const randomPatterns = Array.from({ length: 200 }, () => words(['a', 'b', '*', '#']))
+    const randomTopics = Array.from({ length: 200 }, () => words(['a', 'b']))
+    const rows = await env.sql<{ p: number; t: number; matches: boolean }>(
+      `SELECT p.i::int AS p, t.i::int AS t, ('.' || t.topic) ~ p.regex AS matches
+       FROM unnest($1::text[]) WITH ORDINALITY AS p(regex, i) CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS t(topic, i)`,
+      [randomPatterns.map(patternRegex), randomTopics],
+    )
+    expect(rows).toHaveLength(40_000)
+    const disagree = rows.filter(
+      (r) => r.matches !== topicMatches(randomPatterns[r.p - 1]!, randomTopics[r.t - 1]!),
+    )
+    expect(disagree).toEqual([])
+    // The sample is not trivial: both answers occur often.
+    expect(rows.filter((r) => r.matches).length).toBeGreaterThan(2000)
+    expect(rows.filter((r) => !r.matches).length).toBeGreaterThan(2000)
   })
 
   test('outbox_publish validates topics as the library does', async () => {
