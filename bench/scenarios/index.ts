@@ -1,9 +1,21 @@
 import type { Scenario } from '../lib/types.js'
+import { bundles } from './bundles.js'
 import { claimLatency } from './claim-latency.js'
 import { enqueue } from './enqueue.js'
+import { httpDrain } from './http-drain.js'
 import { processing } from './processing.js'
 import { rawProbe } from './raw-probe.js'
 import { statements } from './statements.js'
+import { wakeLatency } from './wake-latency.js'
 
 /** Every scenario, in run order. A new scenario is a module here plus one line below. */
-export const scenarios: readonly Scenario[] = [processing, enqueue, statements, claimLatency, rawProbe]
+export const scenarios: readonly Scenario[] = [
+  processing,
+  enqueue,
+  statements,
+  claimLatency,
+  rawProbe,
+  wakeLatency,
+  httpDrain,
+  bundles,
+]
