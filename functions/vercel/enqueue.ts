@@ -1,4 +1,5 @@
-// Enqueue on Vercel's Edge runtime: POST /api/enqueue/:name with { input, delay?, runAt?, priority? }.
+// Enqueue and publish on Vercel's Edge runtime: POST /api/enqueue/:name with { input, delay?, runAt?,
+// priority? }, and POST /api/enqueue/events/:topic with { payload, eventId?, delay?, headers? }.
 // It imports the job contracts only, so no handler code (and no Node built-in) is bundled.
 import { contracts } from '../../examples/contracts.js'
 import { createEdgeClient, createEnqueueApp } from '../../src/edge.js'
@@ -14,7 +15,8 @@ export default function enqueue(request: Request): Response | Promise<Response> 
       database: typeof process === 'undefined' ? '' : (process.env.DATABASE_URL ?? ''),
       jobs: contracts,
     }),
-    { basePath: '/api/enqueue' },
+    // Both under /api/enqueue/, the paths the build routes to this function.
+    { basePath: '/api/enqueue', eventsPath: '/api/enqueue/events' },
   )
   return app.fetch(request)
 }

@@ -19,7 +19,7 @@ export const devHelp = {
   summary: 'run Sluice locally: HTTP app, drain loop and maintenance (embedded PGlite unless DATABASE_URL)',
   usage: 'sluice dev [--port n] [--host h] [--memory] [--data-dir dir] [--config file]',
   help: `Migrates, runs the app's setup(), then serves Sluice's HTTP API (authentication off), drains
-in this process (at once after each enqueue through the server, otherwise every second) and
+in this process (at once after each enqueue or publish through the server, otherwise every second) and
 runs maintenance every 30 s. Logs one line per job run. Ctrl-C (or SIGTERM) stops claiming,
 lets the jobs in progress finish, closes the database and exits 0.
 
@@ -135,8 +135,8 @@ export async function runDev(parsed: Parsed): Promise<number> {
         ),
     })
     const base = sluice
-    // What the HTTP routes and the commands run through this server use: enqueues wake
-    // the loop, and every drain's runs are logged here.
+    // What the HTTP routes and the commands run through this server use: enqueues and
+    // publishes wake the loop, and every drain's runs are logged here.
     const served: Sluice = {
       ...base,
       async enqueue(job, input, options) {
@@ -147,6 +147,11 @@ export async function runDev(parsed: Parsed): Promise<number> {
       async enqueueMany(job, inputs, options) {
         const result = await base.enqueueMany(job, inputs, options)
         loop.wake()
+        return result
+      },
+      async publish(topic, payload, options) {
+        const result = await base.publish(topic, payload, options)
+        if (result.jobs > 0) loop.wake()
         return result
       },
       drain: (options = {}) =>
