@@ -9,7 +9,7 @@ export {
   type RecurringTask,
 } from './controls/recurring.js'
 export type { JobStats } from './controls/stats.js'
-export { clientDb, fromClient } from './db/client.js'
+export { fromClient } from './db/client.js'
 export { connect } from './db/connect.js'
 export { PG } from './db/errors.js'
 export { instrument } from './db/instrument.js'

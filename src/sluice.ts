@@ -19,7 +19,7 @@ import {
 } from './jobs/enqueue.js'
 import { HookRunner } from './jobs/hooks.js'
 import { coreTasks, type MaintenanceReport, maintain, validateTasks } from './maintain/maintain.js'
-import { appliedVersions, latestVersion, type MigrateResult, migrate } from './migrate/run.js'
+import { type MigrateResult, migrate } from './migrate/run.js'
 import { quoteSchema } from './names.js'
 import {
   type DeadLetterFilter,
@@ -260,5 +260,3 @@ export function createSluice(options: SluiceOptions): Sluice {
   }
   return sluice
 }
-
-export { appliedVersions, latestVersion }

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { bootEmbedded } from './embedded.js'
+import { bootEmbedded } from '../../test/support/embedded-postgres.js'
 
 export interface BenchDatabase {
   /** URL of the fresh database this run uses. */
@@ -29,7 +29,7 @@ async function adminQuery(url: string, text: string): Promise<void> {
  */
 export async function provision(log: (message: string) => void): Promise<BenchDatabase> {
   const fromEnv = process.env.DATABASE_URL
-  const cluster = fromEnv ? undefined : await bootEmbedded()
+  const cluster = fromEnv ? undefined : await bootEmbedded('sluice-bench-pg-')
   const serverUrl = fromEnv ?? cluster!.url
   const name = `sluice_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`
   await adminQuery(serverUrl, `CREATE DATABASE ${name}`)

@@ -1,6 +1,5 @@
-import { UnsupportedError } from '../errors.js'
 import { toDatabaseError } from './errors.js'
-import type { Db, DriverKind, Queryable, QueryResult, Statement } from './types.js'
+import type { Queryable, QueryResult, Statement } from './types.js'
 
 /** The common shape of a pg `Pool`/`Client`/`PoolClient`, a Neon `Pool` client and a PGlite transaction. */
 export interface ClientLike {
@@ -29,22 +28,4 @@ export function fromClient(client: ClientLike): Queryable {
 
 export function isClientLike(value: unknown): value is ClientLike {
   return typeof value === 'object' && value !== null && typeof (value as ClientLike).query === 'function'
-}
-
-/** A Db over a single client the caller owns: statements run on it and nothing is closed. */
-export function clientDb(client: ClientLike, kind: DriverKind = 'client'): Db {
-  return {
-    kind,
-    interactiveTransactions: false,
-    query: (statement) => runOn(client, statement),
-    async batch(statements) {
-      const results: QueryResult<Record<string, unknown>>[] = []
-      for (const statement of statements) results.push(await runOn(client, statement))
-      return results
-    },
-    async transaction() {
-      throw new UnsupportedError('This client is already inside a transaction owned by the caller.')
-    },
-    async close() {},
-  }
 }

@@ -68,5 +68,3 @@ export function instrument(db: Db, hook: QueryHook | undefined): Db {
     close: () => db.close(),
   }
 }
-
-export { instrumentQueryable }

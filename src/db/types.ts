@@ -14,7 +14,7 @@ export interface Queryable {
   query<R = Record<string, unknown>>(statement: Statement): Promise<QueryResult<R>>
 }
 
-export type DriverKind = 'pg' | 'neon-ws' | 'neon-http' | 'pglite' | 'client'
+export type DriverKind = 'pg' | 'neon-ws' | 'neon-http' | 'pglite'
 
 /** The one database boundary every part of Sluice talks to. */
 export interface Db extends Queryable {

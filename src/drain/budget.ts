@@ -25,18 +25,23 @@ export class DurationBook {
     this.peaks.set(name, previous === undefined ? ms : Math.max(ms, previous * 0.9 + ms * 0.1))
   }
 
-  expected(name: string, timeoutMs: number): number {
+  /** The observed pace of `name` with headroom (peak × 1.5 + 10 ms); undefined until seen. */
+  private pace(name: string): number | undefined {
     const peak = this.peaks.get(name)
-    return peak === undefined ? timeoutMs : Math.min(timeoutMs, Math.ceil(peak * 1.5) + 10)
+    return peak === undefined ? undefined : Math.ceil(peak * 1.5) + 10
+  }
+
+  expected(name: string, timeoutMs: number): number {
+    return Math.min(timeoutMs, this.pace(name) ?? timeoutMs)
   }
 
   /** The shortest expected duration among `names`, once every one has been seen; else 0. */
   fastest(names: readonly string[]): number {
     let fastest = Number.POSITIVE_INFINITY
     for (const name of names) {
-      const peak = this.peaks.get(name)
-      if (peak === undefined) return 0
-      fastest = Math.min(fastest, Math.ceil(peak * 1.5) + 10)
+      const pace = this.pace(name)
+      if (pace === undefined) return 0
+      fastest = Math.min(fastest, pace)
     }
     return Number.isFinite(fastest) ? fastest : 0
   }
@@ -49,9 +54,9 @@ export class DurationBook {
   batchSize(names: readonly string[], concurrency: number, max: number, remainingMs: number): number {
     let slowest = 0
     for (const name of names) {
-      const peak = this.peaks.get(name)
-      if (peak === undefined) return Math.min(concurrency, max)
-      slowest = Math.max(slowest, Math.ceil(peak * 1.5) + 10)
+      const pace = this.pace(name)
+      if (pace === undefined) return Math.min(concurrency, max)
+      slowest = Math.max(slowest, pace)
     }
     const waves = Math.max(1, Math.floor(remainingMs / slowest))
     return Math.max(Math.min(concurrency, max), Math.min(max, concurrency * waves))

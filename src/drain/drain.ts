@@ -14,6 +14,7 @@ import {
   type Failure,
   type HandBack,
   READY_CAP,
+  type SettleRow,
   settle,
 } from '../sql/index.js'
 import { type DurationBook, deadlineFrom, observedDurations } from './budget.js'
@@ -333,13 +334,7 @@ async function settleBatch(
   summary: DrainSummary,
   finish?: { invocationId: string; queues: string[] },
 ): Promise<void> {
-  const { rows } = await db.query<{
-    completed: number
-    retried: number
-    dead: number
-    handed_back: number
-    ready: number | null
-  }>(
+  const { rows } = await db.query<SettleRow>(
     settle(t, {
       completions: batch.completions,
       failures: batch.failures,

@@ -1,20 +1,14 @@
 import { spawnSync } from 'node:child_process'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { defineJob, type Sluice } from '../../src/index.js'
-import { databaseUrl, makeSluice, onConnections, type TestSluice } from '../helpers/db.js'
+import { defineJob } from '../../src/index.js'
+import { databaseUrl, makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
-const closers: (() => Promise<void>)[] = []
-/** Sluice instances on separate connections to the test's schema, closed after the test. */
-function connections(options: Parameters<typeof onConnections>[1], n: number): Sluice[] {
-  const { sluices, close } = onConnections(env!.schema, options, n)
-  closers.push(close)
-  return sluices
-}
+const { connections, closeAll } = perTestConnections(() => env!.schema)
 afterEach(async () => {
-  await Promise.all(closers.splice(0).map((close) => close()))
+  await closeAll()
   await env?.cleanup()
   env = undefined
 })

