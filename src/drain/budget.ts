@@ -35,6 +35,26 @@ export class DurationBook {
     return Math.min(timeoutMs, this.pace(name) ?? timeoutMs)
   }
 
+  /**
+   * How long `rows` are expected to take with `concurrency` handlers: waves of the slowest
+   * expected duration among them (a job's timeout until it has been seen).
+   */
+  batchMs(
+    rows: readonly { name: string }[],
+    jobs: ReadonlyMap<string, { timeout: number }>,
+    concurrency: number,
+  ): number {
+    let slowest = 0
+    let seen = ''
+    for (const row of rows) {
+      if (row.name === seen) continue
+      seen = row.name
+      const timeout = jobs.get(row.name)?.timeout ?? 0
+      slowest = Math.max(slowest, this.expected(row.name, timeout))
+    }
+    return Math.ceil(rows.length / concurrency) * slowest
+  }
+
   /** The shortest expected duration among `names`, once every one has been seen; else 0. */
   fastest(names: readonly string[]): number {
     let fastest = Number.POSITIVE_INFINITY

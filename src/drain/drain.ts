@@ -9,13 +9,16 @@ import type { HookRunner } from '../jobs/hooks.js'
 import { nameSchema } from '../names.js'
 import {
   type ClaimedRow,
+  type ClaimParams,
   type Completion,
   claim,
   type Failure,
   type HandBack,
   READY_CAP,
+  type SettleAndClaimRow,
   type SettleRow,
   settle,
+  settleAndClaim,
 } from '../sql/index.js'
 import { type DurationBook, deadlineFrom, observedDurations } from './budget.js'
 import { execute, type Outcome } from './execute.js'
@@ -164,13 +167,13 @@ async function runBatch(
   runtime: SubscriberRuntime,
 ): Promise<Batch> {
   const deadline = clock.deadline
-  const batch: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
+  const batch = emptyBatch()
   const work = units(rows)
   const warned = new Set<string>()
   let next = 0
   let outOfTime = false
   const handBack = (row: ClaimedRow): void => {
-    batch.handBacks.push({ id: row.id, token: row.token, dueAt: row.due_at })
+    batch.handBacks.push(handBackOf(row))
   }
   /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
   const run = async (row: ClaimedRow): Promise<boolean> => {
@@ -219,8 +222,10 @@ const byQueueOrder = (a: ClaimedRow, b: ClaimedRow): number =>
 
 /**
  * One drain invocation: claim a batch, run it with bounded concurrency inside the time
- * budget, settle it in one statement, repeat until the queues are empty, the deadline
- * is near or maxJobs is reached. Costs two statements per batch plus one at the end.
+ * budget, repeat until the queues are empty, the deadline is near or maxJobs is reached.
+ * Each batch costs one statement: the settle of the batch before it together with the
+ * claim of the next, sent while the batch runs when it may (see the loop). One more
+ * statement at the end settles the rest and ends the invocation.
  */
 export async function drain(
   db: Db,
@@ -276,73 +281,122 @@ export async function drain(
     .map((job) => job.name)
   const runtime = subscriberRuntime(db, t)
   const subscribers = config.subscribers.map((s) => s.name)
-  // Pending outbox entries are relayed by the first claim, when the budget allows it.
-  let relay = config.events.drainRelayLimit
-  let stop: StopReason | undefined
-  let pending: Batch = { completions: [], failures: [], handBacks: [], expired: 0 }
   // No time at all (the platform's remaining time is inside the safety margin): claim nothing.
   if (deadline <= started) {
     summary.stoppedBy = 'deadline'
     summary.durationMs = Date.now() - started
     return summary
   }
-  while (!stop) {
-    // Not even the quickest job of these queues would fit: claim nothing more.
-    if (summary.claimed > 0 && deadline - Date.now() < durations.fastest(jobNames)) {
-      stop = 'deadline'
-      break
-    }
-    const size =
-      options.batchSize ?? durations.batchSize(jobNames, concurrency, batchSize, deadline - Date.now())
-    const limit = Math.min(size, maxJobs - summary.claimed)
-    const { rows } = await db.query<ClaimedRow>(
-      claim(t, {
-        queues,
-        limit,
-        leaseMs: Math.max(0, deadline - Date.now()) + config.drain.leaseGraceMs,
-        invocationId,
-        invocationPriority: options.priority ?? 0,
-        jobsDone: summary.claimed,
-        subscribers,
-        relay: deadline - Date.now() >= DRAIN_RELAY_MIN_MS ? relay : 0,
-      }),
+  // Pending outbox entries are relayed by the first claim, when the budget allows it.
+  const relay = deadline - Date.now() >= DRAIN_RELAY_MIN_MS ? config.events.drainRelayLimit : 0
+  /** Jobs the next claim takes, when the batch running now is expected to need `busyMs` more. */
+  const sizeNext = (busyMs: number): number =>
+    Math.min(
+      options.batchSize ??
+        durations.batchSize(jobNames, concurrency, batchSize, deadline - Date.now() - busyMs),
+      maxJobs - summary.claimed,
     )
-    relay = 0
-    summary.claimed += rows.length
-    if (rows.length === 0) {
-      stop = 'empty'
-      break
-    }
-    rows.sort(byQueueOrder)
-    pending = await runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob, runtime)
-    if (pending.handBacks.length > 0 || deadline - Date.now() <= 0) stop = 'deadline'
-    else if (summary.claimed >= maxJobs) stop = 'maxJobs'
-    else if (rows.length < limit) stop = 'empty'
-    if (!stop) await settleBatch(db, t, pending, summary)
+  const claimParams = (limit: number, first: boolean): ClaimParams => ({
+    queues,
+    limit,
+    leaseMs: Math.max(0, deadline - Date.now()) + config.drain.leaseGraceMs,
+    invocationId,
+    invocationPriority: options.priority ?? 0,
+    jobsDone: summary.claimed,
+    subscribers,
+    ...(first ? { relay } : {}),
+  })
+  /** Settles what is unsettled and claims up to `limit` more, in one statement. */
+  const settleThenClaim = async (batch: Batch, limit: number): Promise<ClaimedRow[]> => {
+    const { rows } = await db.query<SettleAndClaimRow>(settleAndClaim(t, batch, claimParams(limit, false)))
+    tally(summary, batch, rows[0]!)
+    const claimed = rows.filter((row): row is SettleRow & ClaimedRow => row.id !== null)
+    summary.claimed += claimed.length
+    return claimed
   }
-  // The last batch (if any) settles together with the invocation's end.
-  await settleBatch(db, t, pending, summary, { invocationId, queues })
+
+  let limit = sizeNext(0)
+  let rows: ClaimedRow[] = (await db.query<ClaimedRow>(claim(t, claimParams(limit, true)))).rows
+  summary.claimed += rows.length
+  /** Finished runs not settled yet: they go with the next statement. */
+  let unsettled = emptyBatch()
+  let stop: StopReason | undefined = rows.length === 0 ? 'empty' : undefined
+  let healthy = true
+  while (!stop) {
+    rows.sort(byQueueOrder)
+    // The queues had fewer due jobs than asked for: this is the last batch.
+    const last = rows.length < limit
+    // Claim the next batch while this one runs (with the previous batch's settle, in one
+    // statement), unless this batch must settle first: a single-consumer queue's failure keeps
+    // its place, so nothing after it may be claimed before that is recorded; and after a batch
+    // with failures, whose settle may trip a circuit breaker the next claim has to see.
+    const busyMs: number = durations.batchMs(rows, config.jobs, concurrency)
+    const ahead: boolean =
+      !last &&
+      healthy &&
+      summary.claimed < maxJobs &&
+      !rows.some((row) => row.single_consumer) &&
+      deadline - Date.now() - busyMs >= durations.fastest(jobNames)
+    const aheadLimit = ahead ? sizeNext(busyMs) : 0
+    const sending = unsettled
+    if (ahead) unsettled = emptyBatch()
+    const claiming = ahead ? settleThenClaim(sending, aheadLimit) : Promise.resolve(undefined)
+    // Drivers hand the statement to the socket on a later tick; a batch of quick handlers runs
+    // in microtasks and would otherwise finish before the statement even leaves.
+    if (ahead) await nextTurn()
+    const [ran, claimed] = await Promise.allSettled([
+      runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob, runtime),
+      claiming,
+    ])
+    if (claimed.status === 'rejected') throw claimed.reason
+    if (ran.status === 'rejected') throw ran.reason
+    const done: Batch = ran.value
+    const next: ClaimedRow[] | undefined = claimed.value
+    absorb(unsettled, done)
+    healthy = done.failures.length === 0
+    if (done.handBacks.length > 0 || deadline - Date.now() <= 0) {
+      stop = 'deadline'
+      // Claimed ahead but never started: back in place with the rest.
+      for (const row of next ?? []) unsettled.handBacks.push(handBackOf(row))
+    } else if (next !== undefined) {
+      if (next.length === 0) stop = 'empty'
+      limit = aheadLimit
+      rows = next
+    } else if (last) stop = 'empty'
+    else if (summary.claimed >= maxJobs) stop = 'maxJobs'
+    // Not even the quickest job of these queues would fit: claim nothing more.
+    else if (deadline - Date.now() < durations.fastest(jobNames)) stop = 'deadline'
+    else {
+      limit = sizeNext(0)
+      const batch = unsettled
+      unsettled = emptyBatch()
+      rows = await settleThenClaim(batch, limit)
+      if (rows.length === 0) stop = 'empty'
+    }
+  }
+  // What is left unsettled settles together with the invocation's end.
+  const { rows: end } = await db.query<SettleRow>(
+    settle(t, { ...unsettled, finish: { invocationId, queues } }),
+  )
+  tally(summary, unsettled, end[0]!)
   summary.stoppedBy = stop
   summary.durationMs = Date.now() - started
   return summary
 }
 
-async function settleBatch(
-  db: Db,
-  t: string,
-  batch: Batch,
-  summary: DrainSummary,
-  finish?: { invocationId: string; queues: string[] },
-): Promise<void> {
-  const { rows } = await db.query<SettleRow>(
-    settle(t, {
-      completions: batch.completions,
-      failures: batch.failures,
-      handBacks: batch.handBacks,
-      ...(finish ? { finish } : {}),
-    }),
-  )
-  const result = rows[0]!
+const emptyBatch = (): Batch => ({ completions: [], failures: [], handBacks: [], expired: 0 })
+
+function absorb(into: Batch, from: Batch): void {
+  into.completions.push(...from.completions)
+  into.failures.push(...from.failures)
+  into.handBacks.push(...from.handBacks)
+  into.expired += from.expired
+}
+
+const handBackOf = (row: ClaimedRow): HandBack => ({ id: row.id, token: row.token, dueAt: row.due_at })
+
+/** Adds what one settle did to the summary. */
+function tally(summary: DrainSummary, batch: Batch, result: SettleRow): void {
   const matched = result.completed + result.retried + result.dead + result.handed_back
   summary.completed += result.completed - batch.expired
   summary.expired += batch.expired
@@ -352,8 +406,10 @@ async function settleBatch(
   summary.handedBack += result.handed_back
   summary.lostLeases += batch.completions.length + batch.failures.length + batch.handBacks.length - matched
   if (result.ready !== null) summary.remainingReady = Math.min(READY_CAP, result.ready)
-  batch.completions = []
-  batch.failures = []
-  batch.handBacks = []
-  batch.expired = 0
 }
+
+/** Resolves on a later turn of the event loop, once pending I/O (an outgoing statement) has gone. */
+const nextTurn = (): Promise<void> =>
+  new Promise((resolve) =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  )

@@ -82,16 +82,22 @@ export async function execute(
     )
   }
 
-  const controller = new AbortController()
   const byDeadline = options.deadline - started < job.timeout
   const limit = Math.max(0, Math.min(job.timeout, options.deadline - started))
+  // The job's signal is made when the handler first reads it: most handlers never do, and an
+  // AbortController per job is a measurable share of a no-op job's cost.
+  let controller: AbortController | undefined
+  let timedOut: JobTimeoutError | undefined
+  let expire: (error: JobTimeoutError) => void = () => {}
   const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener('abort', () => reject(new JobTimeoutError(limit, byDeadline)), {
-      once: true,
-    })
+    expire = reject
   })
   aborted.catch(() => {})
-  const timer = setTimeout(() => controller.abort(), limit)
+  const timer = setTimeout(() => {
+    timedOut = new JobTimeoutError(limit, byDeadline)
+    controller?.abort(timedOut)
+    expire(timedOut)
+  }, limit)
   const context: JobContext = {
     id: row.id,
     name: row.name,
@@ -99,7 +105,13 @@ export async function execute(
     attempt: row.attempts,
     maxAttempts: row.max_attempts,
     enqueuedAt: row.enqueued_at,
-    signal: controller.signal,
+    get signal(): AbortSignal {
+      if (!controller) {
+        controller = new AbortController()
+        if (timedOut) controller.abort(timedOut)
+      }
+      return controller.signal
+    },
     deadline: new Date(started + limit),
   }
   const event = { job: job.name, queue: row.queue, input: parsed.data, context }

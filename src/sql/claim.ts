@@ -42,6 +42,15 @@ export interface ClaimedRow {
  * lease ran out is never claimed again: maintenance dead-letters it.
  */
 export function claim(t: string, p: ClaimParams): Statement {
+  const { text, values } = claimSource(t, p, 0)
+  return { text: `SELECT * FROM ${text}`, values }
+}
+
+/**
+ * The claim as a FROM item (`… AS c`) whose parameters are numbered after `offset`:
+ * `claim` selects from it, `settleAndClaim` joins it after a settle.
+ */
+export function claimSource(t: string, p: ClaimParams, offset: number): Statement {
   const values: unknown[] = [
     p.queues,
     p.limit,
@@ -50,20 +59,21 @@ export function claim(t: string, p: ClaimParams): Statement {
     p.invocationPriority,
     p.jobsDone,
   ]
-  const args = '$1::text[], $2::integer, $3::bigint, $4::text, $5::integer, $6::integer'
+  const $ = (n: number): string => `$${offset + n}`
+  const args = `${$(1)}::text[], ${$(2)}::integer, ${$(3)}::bigint, ${$(4)}::text, ${$(5)}::integer, ${$(6)}::integer`
   let source = `${t}.claim(${args})`
   if (p.relay !== undefined && p.relay > 0) {
     // Pending outbox entries are relayed first (relay_and_claim): the claim sees their jobs.
     values.push(p.relay)
-    source = `${t}.relay_and_claim($${values.length}::integer, ${args})`
+    source = `${t}.relay_and_claim(${$(values.length)}::integer, ${args})`
   }
-  if (!p.subscribers?.length) return { text: `SELECT * FROM ${source}`, values }
+  if (!p.subscribers?.length) return { text: `${source} c`, values }
   // Subscribers' jobs say whether their event is already processed: the drain skips those.
   values.push(p.subscribers)
   return {
-    text: `SELECT c.*, (c.name = ANY ($${values.length}::text[]) AND EXISTS (
+    text: `(SELECT c.*, (c.name = ANY (${$(values.length)}::text[]) AND EXISTS (
   SELECT 1 FROM ${t}.processed_events e WHERE e.event_id = c.payload->>'eventId' AND e.subscriber = c.name)) AS processed
-FROM ${source} c`,
+FROM ${source} c) c`,
     values,
   }
 }

@@ -56,9 +56,30 @@ RETURNING id::text AS id`,
 /**
  * Many jobs, one INSERT: the rows travel as a single JSON array parameter, which every
  * driver binds the same way and which has no bind-parameter limit. Ids come back in input order.
+ * When every job shares its queue, name, priority, attempts and timing (the usual batch of one
+ * kind of job), those go once as plain parameters and the array holds the payloads alone.
  */
 export function enqueueMany(t: string, jobs: readonly NewJob[]): Statement {
-  // Payloads are already JSON: splice them in as values rather than escaping them again.
+  const first = jobs[0]
+  if (first && jobs.every((job) => sameShape(job, first))) {
+    return {
+      text: `INSERT INTO ${t}.jobs (${COLUMNS})
+SELECT $2, $3, p.value, $4, $5, coalesce($6::timestamptz, now() + $7::bigint * interval '1 millisecond')
+FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS p(value, o)
+ORDER BY p.o
+RETURNING id::text AS id`,
+      // Payloads are already JSON: splice them in as values rather than escaping them again.
+      values: [
+        `[${jobs.map((job) => job.payload).join(',')}]`,
+        first.queue,
+        first.name,
+        first.priority,
+        first.maxAttempts,
+        first.runAt?.toISOString() ?? null,
+        first.delayMs,
+      ],
+    }
+  }
   const rows = jobs.map((job) => {
     const meta = JSON.stringify([
       job.queue,
@@ -80,6 +101,14 @@ RETURNING id::text AS id`,
     values: [`[${rows.join(',')}]`],
   }
 }
+
+const sameShape = (a: NewJob, b: NewJob): boolean =>
+  a.queue === b.queue &&
+  a.name === b.name &&
+  a.priority === b.priority &&
+  a.maxAttempts === b.maxAttempts &&
+  a.delayMs === b.delayMs &&
+  (a.runAt?.getTime() ?? null) === (b.runAt?.getTime() ?? null)
 
 /** One job as a row of the enqueue_controlled function's JSON input. */
 export function controlledRow(job: NewJob): string {

@@ -89,7 +89,7 @@ test('single active consumer: two concurrent drains process an ordered queue str
     name: 'ledger-entry',
     queue: 'ledger',
     input: z.object({ n: z.number() }),
-    retry: { maxAttempts: 3, baseDelayMs: 50, jitter: 0 },
+    retry: { maxAttempts: 3, baseDelayMs: 10, jitter: 0 },
     run: async (input, ctx) =>
       recorder.track(`${input.n}:${ctx.attempt}`, async () => {
         // Entry 5 fails once: order must hold across its retry.

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { backoffDelay, defineJob, type Hooks, type JobRun, PermanentJobError } from '../../src/index.js'
+import { enqueueMany as enqueueManyStatement } from '../../src/sql/enqueue.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
@@ -12,7 +13,7 @@ afterEach(async () => {
 const noop = defineJob({ name: 'noop', input: z.object({ n: z.number() }), run: () => {} })
 
 describe('statement counts', () => {
-  test('a drain costs two statements per batch plus one', async () => {
+  test('a drain costs one statement per batch plus one', async () => {
     env = await makeSluice({ jobs: [noop], drain: { batchSize: 10 } })
     const { sluice, statements } = env
     await sluice.enqueueMany(
@@ -22,11 +23,46 @@ describe('statement counts', () => {
     statements.reset()
     const summary = await sluice.drain()
     expect(summary).toMatchObject({ claimed: 35, completed: 35, stoppedBy: 'empty' })
-    // 4 batches (10, 10, 10, 5): claim + settle each, the last settle also ends the invocation.
-    expect(statements.count).toBe(8)
+    // 4 batches (10, 10, 10, 5): the first claim, then each batch's settle with the next claim,
+    // and the last batch's settle with the invocation's end.
+    expect(statements.count).toBe(5)
     statements.reset()
     expect(await sluice.drain()).toMatchObject({ claimed: 0, stoppedBy: 'empty' })
     expect(statements.count).toBe(2)
+  })
+
+  test('enqueueMany binds shared columns once, and still writes rows that differ', async () => {
+    env = await makeSluice({ jobs: [noop] })
+    const t = `"${env.schema}"`
+    const base = { queue: 'default', name: 'noop', priority: 5, maxAttempts: 3, runAt: null, delayMs: 0 }
+    const shared = enqueueManyStatement(t, [
+      { ...base, payload: '{"n":1}' },
+      { ...base, payload: '{"n":2}' },
+    ])
+    expect(shared.values).toHaveLength(7)
+    const mixed = enqueueManyStatement(t, [
+      { ...base, payload: '{"n":3}' },
+      { ...base, name: 'other', priority: 9, maxAttempts: 1, delayMs: 60_000, payload: '{"n":4}' },
+      { ...base, runAt: new Date('2030-01-01T00:00:00Z'), payload: '{"n":5}' },
+    ])
+    expect(mixed.values).toHaveLength(1)
+    const ids = [
+      ...(await env.sql<{ id: string }>(shared.text, [...shared.values])),
+      ...(await env.sql<{ id: string }>(mixed.text, [...mixed.values])),
+    ].map((r) => r.id)
+    const rows = await env.sql(
+      `SELECT id::text AS id, name, payload, priority, max_attempts, run_at > now() + interval '50 seconds' AS later,
+              run_at = '2030-01-01T00:00:00Z' AS fixed
+       FROM $schema.jobs ORDER BY id`,
+    )
+    expect(rows.map((r) => r.id)).toEqual(ids)
+    expect(rows.map(({ id: _, ...r }) => r)).toEqual([
+      { name: 'noop', payload: { n: 1 }, priority: 5, max_attempts: 3, later: false, fixed: false },
+      { name: 'noop', payload: { n: 2 }, priority: 5, max_attempts: 3, later: false, fixed: false },
+      { name: 'noop', payload: { n: 3 }, priority: 5, max_attempts: 3, later: false, fixed: false },
+      { name: 'other', payload: { n: 4 }, priority: 9, max_attempts: 1, later: true, fixed: false },
+      { name: 'noop', payload: { n: 5 }, priority: 5, max_attempts: 3, later: true, fixed: true },
+    ])
   })
 
   test('enqueueMany of 10,000 inputs is one statement', async () => {
@@ -219,6 +255,43 @@ describe('leases', () => {
     await env.sluice.enqueueMany(sleeper, [4, 5, 6])
     const sized = await env.sluice.drain({ budgetMs: 2_400 })
     expect(sized).toMatchObject({ completed: 1, handedBack: 0, stoppedBy: 'deadline', remainingReady: 2 })
+  })
+
+  test('the next batch is claimed while one runs; at the deadline it goes back unstarted', async () => {
+    const leasedDuringRun: number[] = []
+    const ran: number[] = []
+    let sql: TestSluice['sql'] | undefined
+    const pacer = defineJob({
+      name: 'pacer-ahead',
+      input: z.number(),
+      timeout: 700,
+      run: async (n) => {
+        ran.push(n)
+        if (n === 4) {
+          // Batch [3, 4] runs; the claim of [5, 6] went out with it.
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          const [row] = await sql!<{ n: number }>(
+            `SELECT count(*)::int AS n FROM $schema.jobs WHERE lease_token IS NOT NULL`,
+          )
+          leasedDuringRun.push(row!.n)
+        }
+        if (n === 5) await new Promise((resolve) => setTimeout(resolve, 600))
+      },
+    })
+    env = await makeSluice({ jobs: [pacer], drain: { safetyMarginMs: 0, concurrency: 1 } })
+    sql = env.sql
+    await env.sluice.enqueueMany(pacer, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    const summary = await env.sluice.drain({ budgetMs: 1_200, batchSize: 2 })
+    // 3 and 4 (running), 5 and 6 (claimed ahead).
+    expect(leasedDuringRun).toEqual([4])
+    // 5 took 600 ms: 6 no longer fits, and 7 and 8, claimed while 5 ran, never start.
+    expect(ran).toEqual([1, 2, 3, 4, 5])
+    expect(summary).toMatchObject({ claimed: 8, completed: 5, handedBack: 3, stoppedBy: 'deadline' })
+    const rows = await env.sql<{ n: number; attempts: number; token: string | null; due: boolean }>(
+      `SELECT payload::int AS n, attempts, lease_token AS token, run_at <= now() AS due FROM $schema.jobs ORDER BY id`,
+    )
+    expect(rows).toEqual([6, 7, 8, 9, 10].map((n) => ({ n, attempts: 0, token: null, due: true })))
+    expect(await env.sluice.drain()).toMatchObject({ completed: 5, handedBack: 0, stoppedBy: 'empty' })
   })
 
   test('the handler signal fires at the job timeout and the attempt fails', async () => {
