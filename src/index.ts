@@ -17,7 +17,7 @@ export { fromNeonHttp } from './db/neon-http.js'
 export { fromNeonPool, fromPg } from './db/pg.js'
 export { fromPglite } from './db/pglite.js'
 export type { Db, DriverKind, Queryable, QueryEvent, QueryHook, QueryResult, Statement } from './db/types.js'
-export type { DrainOptions, DrainSummary, JobRun, StopReason } from './drain/drain.js'
+export type { DrainOptions, DrainSummary, JobRun, StopReason } from './drain/options.js'
 export {
   ConfigError,
   ConflictError,

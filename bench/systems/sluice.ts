@@ -73,7 +73,7 @@ export async function openSluice(
     kindOf(event) {
       const text = event.text
       if (text.startsWith(`INSERT INTO ${t}.jobs`))
-        return /jsonb_to_recordset|jsonb_array_elements/.test(text) ? 'enqueueMany' : 'enqueue'
+        return text.includes('jsonb_array_elements') ? 'enqueueMany' : 'enqueue'
       // Told apart by their shape, so that builder variants (fewer CTEs, merged statements) still count.
       const claims = /\bpicked AS \(|\.(relay_and_)?claim\(/.test(text)
       const settles = text.includes(' AS handed_back') || /\.settle\(/.test(text)

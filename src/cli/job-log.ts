@@ -1,4 +1,4 @@
-import type { JobRun } from '../drain/drain.js'
+import type { JobRun } from '../drain/options.js'
 import { color, duration, truncate } from './output.js'
 
 /** One line per job run: name, id, attempt, outcome, duration (and why it failed). */

@@ -45,13 +45,8 @@ export class DurationBook {
     concurrency: number,
   ): number {
     let slowest = 0
-    let seen = ''
-    for (const row of rows) {
-      if (row.name === seen) continue
-      seen = row.name
-      const timeout = jobs.get(row.name)?.timeout ?? 0
-      slowest = Math.max(slowest, this.expected(row.name, timeout))
-    }
+    for (const row of rows)
+      slowest = Math.max(slowest, this.expected(row.name, jobs.get(row.name)?.timeout ?? 0))
     return Math.ceil(rows.length / concurrency) * slowest
   }
 

@@ -1,6 +1,6 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
-import { drainOptionsSchema } from '../drain/drain.js'
+import { drainOptionsSchema } from '../drain/options.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'

@@ -207,12 +207,12 @@ export function target(db: Queryable, tx: unknown): Queryable {
   return tx === undefined ? db : isClientLike(tx) ? fromClient(tx) : db
 }
 
-/** Writes the jobs in one statement; results in input order. */
 /** How a statement may be extended on its way out (the wake-up check rides along). */
 export type StatementWrap = (statement: Statement) => Statement
 
 /**
- * Writes the jobs in one statement; results in input order. `wake` is true when a `wrap`
+ * Writes the jobs in one statement; results in input order. The rows come from one
+ * `prepare` or `prepareMany` call: one job, one set of options. `wake` is true when a `wrap`
  * added the wake-up check and this enqueue opened a new debounce window.
  */
 export async function insert(
@@ -230,7 +230,14 @@ export async function insert(
     const sorted = [...result.rows].sort((a, b) => Number(a.ord) - Number(b.ord))
     return { results: sorted.map(asResult), wake: woke(result.rows) }
   }
-  const statement = rows.length === 1 ? enqueueOne(t, rows[0]!) : enqueueManySql(t, rows)
+  const statement =
+    rows.length === 1
+      ? enqueueOne(t, rows[0]!)
+      : enqueueManySql(
+          t,
+          rows[0]!,
+          rows.map((row) => row.payload),
+        )
   const result = await on.query<{ id: string; wake?: boolean }>(wrap(statement))
   const results = result.rows
     .map((r) => r.id)

@@ -54,61 +54,33 @@ RETURNING id::text AS id`,
 }
 
 /**
- * Many jobs, one INSERT: the rows travel as a single JSON array parameter, which every
+ * Many jobs of one kind, one INSERT: what they share (queue, name, priority, attempts, timing)
+ * goes once as plain parameters, the payloads as a single JSON array parameter, which every
  * driver binds the same way and which has no bind-parameter limit. Ids come back in input order.
- * When every job shares its queue, name, priority, attempts and timing (the usual batch of one
- * kind of job), those go once as plain parameters and the array holds the payloads alone.
  */
-export function enqueueMany(t: string, jobs: readonly NewJob[]): Statement {
-  const first = jobs[0]
-  if (first && jobs.every((job) => sameShape(job, first))) {
-    return {
-      text: `INSERT INTO ${t}.jobs (${COLUMNS})
+export function enqueueMany(
+  t: string,
+  shared: Omit<NewJob, 'payload'>,
+  payloads: readonly string[],
+): Statement {
+  return {
+    text: `INSERT INTO ${t}.jobs (${COLUMNS})
 SELECT $2, $3, p.value, $4, $5, coalesce($6::timestamptz, now() + $7::bigint * interval '1 millisecond')
 FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS p(value, o)
 ORDER BY p.o
 RETURNING id::text AS id`,
-      // Payloads are already JSON: splice them in as values rather than escaping them again.
-      values: [
-        `[${jobs.map((job) => job.payload).join(',')}]`,
-        first.queue,
-        first.name,
-        first.priority,
-        first.maxAttempts,
-        first.runAt?.toISOString() ?? null,
-        first.delayMs,
-      ],
-    }
-  }
-  const rows = jobs.map((job) => {
-    const meta = JSON.stringify([
-      job.queue,
-      job.name,
-      job.priority,
-      job.maxAttempts,
-      job.runAt?.toISOString() ?? null,
-      job.delayMs,
-    ])
-    return `{"m":${meta},"p":${job.payload}}`
-  })
-  return {
-    text: `INSERT INTO ${t}.jobs (${COLUMNS})
-SELECT r.m->>0, r.m->>1, r.p, (r.m->>2)::smallint, (r.m->>3)::integer,
-       coalesce((r.m->>4)::timestamptz, now() + (r.m->>5)::bigint * interval '1 millisecond')
-FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (m jsonb, p jsonb)) WITH ORDINALITY AS r(m, p, o)
-ORDER BY r.o
-RETURNING id::text AS id`,
-    values: [`[${rows.join(',')}]`],
+    // Payloads are already JSON: splice them in as values rather than escaping them again.
+    values: [
+      `[${payloads.join(',')}]`,
+      shared.queue,
+      shared.name,
+      shared.priority,
+      shared.maxAttempts,
+      shared.runAt?.toISOString() ?? null,
+      shared.delayMs,
+    ],
   }
 }
-
-const sameShape = (a: NewJob, b: NewJob): boolean =>
-  a.queue === b.queue &&
-  a.name === b.name &&
-  a.priority === b.priority &&
-  a.maxAttempts === b.maxAttempts &&
-  a.delayMs === b.delayMs &&
-  (a.runAt?.getTime() ?? null) === (b.runAt?.getTime() ?? null)
 
 /** One job as a row of the enqueue_controlled function's JSON input. */
 export function controlledRow(job: NewJob): string {

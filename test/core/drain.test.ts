@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { backoffDelay, defineJob, type Hooks, type JobRun, PermanentJobError } from '../../src/index.js'
-import { enqueueMany as enqueueManyStatement } from '../../src/sql/enqueue.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
@@ -31,37 +30,24 @@ describe('statement counts', () => {
     expect(statements.count).toBe(2)
   })
 
-  test('enqueueMany binds shared columns once, and still writes rows that differ', async () => {
+  test('enqueueMany binds what its jobs share once and writes it on every row', async () => {
     env = await makeSluice({ jobs: [noop] })
-    const t = `"${env.schema}"`
-    const base = { queue: 'default', name: 'noop', priority: 5, maxAttempts: 3, runAt: null, delayMs: 0 }
-    const shared = enqueueManyStatement(t, [
-      { ...base, payload: '{"n":1}' },
-      { ...base, payload: '{"n":2}' },
-    ])
-    expect(shared.values).toHaveLength(7)
-    const mixed = enqueueManyStatement(t, [
-      { ...base, payload: '{"n":3}' },
-      { ...base, name: 'other', priority: 9, maxAttempts: 1, delayMs: 60_000, payload: '{"n":4}' },
-      { ...base, runAt: new Date('2030-01-01T00:00:00Z'), payload: '{"n":5}' },
-    ])
-    expect(mixed.values).toHaveLength(1)
-    const ids = [
-      ...(await env.sql<{ id: string }>(shared.text, [...shared.values])),
-      ...(await env.sql<{ id: string }>(mixed.text, [...mixed.values])),
-    ].map((r) => r.id)
+    const later = await env.sluice.enqueueMany(noop, [{ n: 1 }, { n: 2 }], { priority: 5, delay: 60_000 })
+    const fixed = await env.sluice.enqueueMany(noop, [{ n: 3 }, { n: 4 }], { runAt: '2030-01-01T00:00:00Z' })
+    // The payloads travel as one array; queue, name, priority, attempts and timing once each.
+    expect(env.statements.events.map((e) => e.values.length)).toEqual([7, 7])
     const rows = await env.sql(
-      `SELECT id::text AS id, name, payload, priority, max_attempts, run_at > now() + interval '50 seconds' AS later,
-              run_at = '2030-01-01T00:00:00Z' AS fixed
+      `SELECT id::text AS id, queue, name, payload, priority, max_attempts,
+              run_at > now() + interval '50 seconds' AS later, run_at = '2030-01-01T00:00:00Z' AS fixed
        FROM $schema.jobs ORDER BY id`,
     )
-    expect(rows.map((r) => r.id)).toEqual(ids)
+    expect(rows.map((r) => r.id)).toEqual([...later, ...fixed].map((r) => r.id))
+    const common = { queue: 'default', name: 'noop', max_attempts: noop.retry.maxAttempts }
     expect(rows.map(({ id: _, ...r }) => r)).toEqual([
-      { name: 'noop', payload: { n: 1 }, priority: 5, max_attempts: 3, later: false, fixed: false },
-      { name: 'noop', payload: { n: 2 }, priority: 5, max_attempts: 3, later: false, fixed: false },
-      { name: 'noop', payload: { n: 3 }, priority: 5, max_attempts: 3, later: false, fixed: false },
-      { name: 'other', payload: { n: 4 }, priority: 9, max_attempts: 1, later: true, fixed: false },
-      { name: 'noop', payload: { n: 5 }, priority: 5, max_attempts: 3, later: true, fixed: true },
+      { ...common, payload: { n: 1 }, priority: 5, later: true, fixed: false },
+      { ...common, payload: { n: 2 }, priority: 5, later: true, fixed: false },
+      { ...common, payload: { n: 3 }, priority: 16384, later: true, fixed: true },
+      { ...common, payload: { n: 4 }, priority: 16384, later: true, fixed: true },
     ])
   })
 

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import type { JobRun } from '../../drain/drain.js'
+import type { JobRun } from '../../drain/options.js'
 import type { Sluice } from '../../sluice.js'
 import { intFlag, type Parsed, validate } from '../args.js'
 import { noPositionals } from '../command.js'

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import type { DrainSummary, JobRun } from '../../drain/drain.js'
+import type { DrainSummary, JobRun } from '../../drain/options.js'
 import { intFlag, listFlag, nameFlag, validate } from '../args.js'
 import { defineCommand, noPositionals } from '../command.js'
 import { formatRun } from '../job-log.js'

@@ -1,4 +1,4 @@
-import type { JobRun } from '../../drain/drain.js'
+import type { JobRun } from '../../drain/options.js'
 import type { Sluice } from '../../sluice.js'
 
 export interface DrainLoop {

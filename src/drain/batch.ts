@@ -1,0 +1,160 @@
+import type { ResolvedConfig } from '../config.js'
+import type { SubscriberRuntime } from '../events/subscriber.js'
+import type { HookRunner } from '../jobs/hooks.js'
+import type { ClaimedRow, Completion, Failure, HandBack } from '../sql/index.js'
+import type { DurationBook } from './budget.js'
+import { execute, type Outcome } from './execute.js'
+import type { JobRun } from './options.js'
+
+/** What running one batch produced, waiting for its settle. */
+export interface Batch {
+  completions: Completion[]
+  failures: Failure[]
+  handBacks: HandBack[]
+  expired: number
+}
+
+export interface Clock {
+  started: number
+  deadline: number
+  /** Jobs started so far by this drain. */
+  ran: number
+}
+
+/** Whether a job may start now: its expected duration must fit before the deadline. */
+function mayStart(expected: number, clock: Clock): boolean {
+  return Date.now() + expected <= clock.deadline
+}
+
+/**
+ * The batch as units of work: each job of an ordinary queue alone; all jobs of one
+ * single-consumer queue as one chain, run one after another in claim order.
+ */
+function units(rows: readonly ClaimedRow[]): ClaimedRow[][] {
+  const chains = new Map<string, ClaimedRow[]>()
+  const out: ClaimedRow[][] = []
+  for (const row of rows) {
+    if (!row.single_consumer) {
+      out.push([row])
+      continue
+    }
+    let chain = chains.get(row.queue)
+    if (!chain) {
+      chain = []
+      chains.set(row.queue, chain)
+      out.push(chain)
+    }
+    chain.push(row)
+  }
+  return out
+}
+
+function report(
+  onJob: ((run: JobRun) => void) | undefined,
+  hooks: HookRunner,
+  row: ClaimedRow,
+  outcome: Outcome,
+  durationMs: number,
+): void {
+  if (!onJob) return
+  const run: JobRun = {
+    id: row.id,
+    name: row.name,
+    queue: row.queue,
+    attempt: row.attempts,
+    maxAttempts: row.max_attempts,
+    outcome:
+      outcome.kind === 'failed'
+        ? outcome.willRetry
+          ? 'retrying'
+          : 'dead-lettered'
+        : outcome.kind === 'expired'
+          ? 'expired'
+          : 'completed',
+    durationMs,
+    ...(outcome.kind === 'failed' ? { error: outcome.failure.error } : {}),
+    ...(outcome.kind === 'failed' && outcome.willRetry ? { retryInMs: outcome.failure.delayMs } : {}),
+  }
+  try {
+    onJob(run)
+  } catch (error) {
+    hooks.fatal(error, { phase: 'drain', job: row.name })
+  }
+}
+
+/** Runs a batch with `concurrency` handlers; jobs that do not fit before the deadline are handed back. */
+export async function runBatch(
+  rows: ClaimedRow[],
+  config: ResolvedConfig,
+  hooks: HookRunner,
+  clock: Clock,
+  concurrency: number,
+  durations: DurationBook,
+  onJob: ((run: JobRun) => void) | undefined,
+  runtime: SubscriberRuntime,
+): Promise<Batch> {
+  const deadline = clock.deadline
+  const batch = emptyBatch()
+  const work = units(rows)
+  const warned = new Set<string>()
+  let next = 0
+  let outOfTime = false
+  const handBack = (row: ClaimedRow): void => {
+    batch.handBacks.push(handBackOf(row))
+  }
+  /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
+  const run = async (row: ClaimedRow): Promise<boolean> => {
+    const job = config.jobs.get(row.name)
+    if (job && !outOfTime && job.timeout > clock.deadline - clock.started && !warned.has(job.name)) {
+      warned.add(job.name)
+      config.logger.warn(
+        `sluice: job "${job.name}" has a ${job.timeout} ms timeout, longer than this drain's ${clock.deadline - clock.started} ms budget; ` +
+          'until a drain has seen it run, it only starts in a drain with a longer budget',
+      )
+    }
+    if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
+      // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
+      outOfTime = true
+      handBack(row)
+      return false
+    }
+    clock.ran++
+    const started = Date.now()
+    const outcome = await execute(row, job, { hooks, deadline, runtime })
+    report(onJob, hooks, row, outcome, Date.now() - started)
+    if (outcome.kind === 'failed') {
+      batch.failures.push(outcome.failure)
+      return false
+    }
+    batch.completions.push(outcome.completion)
+    if (outcome.kind === 'expired') batch.expired++
+    else if (outcome.completion.durationMs !== null) durations.record(row.name, outcome.completion.durationMs)
+    return true
+  }
+  const worker = async (): Promise<void> => {
+    while (next < work.length) {
+      const chain = work[next++]!
+      let i = 0
+      while (i < chain.length && (await run(chain[i]!))) i++
+      // The rest of a stopped chain goes back untouched, in order.
+      for (const row of chain.slice(i + 1)) handBack(row)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker))
+  return batch
+}
+
+export const emptyBatch = (): Batch => ({ completions: [], failures: [], handBacks: [], expired: 0 })
+
+export function absorb(into: Batch, from: Batch): void {
+  into.completions.push(...from.completions)
+  into.failures.push(...from.failures)
+  into.handBacks.push(...from.handBacks)
+  into.expired += from.expired
+}
+
+export const handBackOf = (row: ClaimedRow): HandBack => ({ id: row.id, token: row.token, dueAt: row.due_at })
+
+/** Claim order: priority, then due time, then id. */
+export const byQueueOrder = (a: ClaimedRow, b: ClaimedRow): number =>
+  a.priority - b.priority || a.due_at.getTime() - b.due_at.getTime() || (BigInt(a.id) < BigInt(b.id) ? -1 : 1)
