@@ -16,6 +16,7 @@ import { dirname, join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import * as esbuild from 'esbuild'
+import { deployEnvProblems } from '../src/platforms/secrets.js'
 
 export type FunctionTarget = 'node' | 'edge'
 
@@ -46,7 +47,18 @@ export const FUNCTIONS: readonly FunctionBundle[] = [
     target: 'edge',
     vercel: { path: 'api/enqueue' },
   },
+  { entry: 'functions/cloudflare/worker.ts', out: 'cloudflare/worker.js', target: 'edge' },
 ]
+
+/**
+ * The Node.js runtime of every Node function: the current LTS line on both platforms
+ * (Lambda `nodejs24.x` in serverless.yml, Vercel `nodejs24.x` here). package.json `engines`
+ * names the LTS lines the code runs on, so that Vercel's build picks the same one.
+ */
+export const NODE_RUNTIME = 'nodejs24.x'
+
+/** Source-mapped stack traces in production (the bundles ship their .map files). */
+export const NODE_OPTIONS = '--enable-source-maps'
 
 /** Library entries: package.json `exports` names → source files. */
 export const ENTRIES: Readonly<Record<string, string>> = {
@@ -71,6 +83,8 @@ export interface BuildOptions {
   functionList?: readonly FunctionBundle[]
   /** Also write Vercel's Build Output API tree here (usually `<root>/.vercel/output`). Default off. */
   vercelOutput?: string | false
+  /** The deployment's environment, checked when writing Vercel's output. Default process.env. */
+  env?: Record<string, string | undefined>
   /** Where progress and the size table go. Default console.log. */
   log?: (line: string) => void
 }
@@ -134,6 +148,11 @@ function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbui
     outfile,
     bundle: true,
     minify: true,
+    // Errors keep their class names (errorType "ConfigError", not "N"), and each bundle ships a
+    // source map beside it (without the sources: only positions are needed for stack traces).
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
     format: 'esm',
     metafile: true,
     legalComments: 'none',
@@ -261,9 +280,9 @@ async function buildFunction(root: string, outDir: string, fn: FunctionBundle): 
   const reads = fileReads(result.metafile)
   if (reads.length > 0)
     throw new BuildError(`${fn.entry} would read files at run time:\n  ${reads.join('\n  ')}`)
-  const outputs = Object.keys(result.metafile.outputs)
+  const outputs = Object.keys(result.metafile.outputs).filter((file) => !file.endsWith('.map'))
   if (outputs.length !== 1)
-    throw new BuildError(`${fn.entry} produced ${outputs.length} files; expected one.`)
+    throw new BuildError(`${fn.entry} produced ${outputs.length} files; expected one (and its source map).`)
   const code = await readFile(outfile)
   return {
     entry: fn.entry,
@@ -274,22 +293,17 @@ async function buildFunction(root: string, outDir: string, fn: FunctionBundle): 
   }
 }
 
-interface VercelJson {
-  crons?: { path: string; schedule: string }[]
-}
-
 /**
- * Vercel's Build Output API (v3): one `.func` directory per function, routes sending
- * every other /api/* path to the Node function, and vercel.json's crons.
+ * Vercel's Build Output API (v3): one `.func` directory per function (bundle and source map),
+ * and routes sending every other /api/* path to the Node function. No crons: `vercel build`
+ * adds vercel.json's crons to the output's own, so writing them here would schedule each twice.
  */
 async function writeVercelOutput(
-  root: string,
   outDir: string,
   target: string,
   functions: readonly FunctionBundle[],
 ): Promise<void> {
   await rm(target, { recursive: true, force: true })
-  const vercelJson = JSON.parse(await readFile(join(root, 'vercel.json'), 'utf8')) as VercelJson
   const routes: Record<string, unknown>[] = [{ handle: 'filesystem' }]
   for (const fn of functions) {
     if (!fn.vercel) continue
@@ -297,19 +311,26 @@ async function writeVercelOutput(
     await mkdir(dir, { recursive: true })
     const file = fn.target === 'edge' ? 'index.js' : 'index.mjs'
     await copyFile(join(outDir, 'functions', fn.out), join(dir, file))
+    // The bundle names its map by its own file name (`//# sourceMappingURL=api.mjs.map`).
+    const map = join(outDir, 'functions', `${fn.out}.map`)
+    const mapName = `${fn.out.split('/').pop()}.map`
+    if (existsSync(map)) await copyFile(map, join(dir, mapName))
     const maxDurationS = fn.vercel.maxDurationS
     const config =
       fn.target === 'edge'
         ? { runtime: 'edge', entrypoint: file }
         : {
-            runtime: 'nodejs20.x',
+            runtime: NODE_RUNTIME,
             handler: file,
             launcherType: 'Nodejs',
             shouldAddHelpers: false,
             supportsResponseStreaming: true,
             ...(maxDurationS ? { maxDuration: maxDurationS } : {}),
             // The drain's time budget follows the function's limit.
-            ...(maxDurationS ? { environment: { SLUICE_MAX_DURATION_MS: String(maxDurationS * 1000) } } : {}),
+            environment: {
+              NODE_OPTIONS,
+              ...(maxDurationS ? { SLUICE_MAX_DURATION_MS: String(maxDurationS * 1000) } : {}),
+            },
           }
     await writeFile(join(dir, '.vc-config.json'), `${JSON.stringify(config, null, 2)}\n`)
   }
@@ -322,7 +343,7 @@ async function writeVercelOutput(
   }
   const api = functions.find((fn) => fn.target === 'node' && fn.vercel)
   if (api?.vercel) routes.push({ src: '^/api(?:/.*)?$', dest: `/${api.vercel.path}` })
-  const config = { version: 3, routes, ...(vercelJson.crons ? { crons: vercelJson.crons } : {}) }
+  const config = { version: 3, routes }
   await writeFile(join(target, 'config.json'), `${JSON.stringify(config, null, 2)}\n`)
 }
 
@@ -362,7 +383,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     log(sizeTable(result.bundles))
   }
   if (options.vercelOutput) {
-    await writeVercelOutput(root, outDir, options.vercelOutput, list)
+    // On Vercel the build sees the deployment's environment: a secret every cold start would
+    // refuse fails the deploy here instead. (VERCEL=1 there: the secrets must be set too.)
+    const env = options.env ?? process.env
+    const problems = deployEnvProblems(env, { require: env.VERCEL === '1' })
+    if (problems.length > 0) throw new BuildError(`the deployment's environment:\n  ${problems.join('\n  ')}`)
+    await writeVercelOutput(outDir, options.vercelOutput, list)
     log(`vercel: Build Output API in ${relative(root, options.vercelOutput)}`)
   }
   return result

@@ -3,12 +3,13 @@
 // It imports the job contracts only, so no handler code (and no Node built-in) is bundled.
 import { contracts } from '../../examples/contracts.js'
 import { createEdgeClient, createEnqueueApp } from '../../src/edge.js'
+import { seeWakeupsOut, vercelWaitUntil } from '../../src/platforms/wait-until.js'
 
 export const config = { runtime: 'edge' }
 
 let app: ReturnType<typeof createEnqueueApp> | undefined
 
-export default function enqueue(request: Request): Response | Promise<Response> {
+export default async function enqueue(request: Request): Promise<Response> {
   // Built on the first request, when every edge runtime has its environment in place.
   app ??= createEnqueueApp(
     createEdgeClient({
@@ -18,5 +19,8 @@ export default function enqueue(request: Request): Response | Promise<Response> 
     // Both under /api/enqueue/, the paths the build routes to this function.
     { basePath: '/api/enqueue', eventsPath: '/api/enqueue/events' },
   )
-  return app.fetch(request)
+  const response = await app.fetch(request)
+  // The wake-up sent to SLUICE_DRAIN_URL goes to the request's waitUntil: it outlives the answer.
+  await seeWakeupsOut(vercelWaitUntil())
+  return response
 }

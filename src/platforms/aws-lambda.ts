@@ -1,18 +1,60 @@
 /**
  * `sluice/aws-lambda`: Lambda handlers for the drain (function URL or API Gateway v2),
  * maintenance (an EventBridge schedule) and the whole HTTP API. A drain's budget is
- * capped by what Lambda says is left of the invocation.
+ * capped by what Lambda says is left of the invocation. Lambda freezes the process as soon
+ * as a handler returns, so each handler first sees the wake-ups it started out on the wire.
  */
+import { subscribe } from 'node:diagnostics_channel'
 import { type Context, Hono } from 'hono'
 import { handle, type LambdaContext } from 'hono/aws-lambda'
+import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
+import { markWakeupSent, pendingWakeups, wakeupsSent } from '../wake/pending.js'
 
 export type { LambdaContext } from 'hono/aws-lambda'
 
-/** createApp's options; the remaining time comes from the Lambda context. */
-export type LambdaAppOptions = Omit<AppOptions, 'remainingMs'>
+/** createApp's options (the remaining time comes from the Lambda context), and how long to see wake-ups out. */
+export type LambdaAppOptions = Omit<AppOptions, 'remainingMs'> & {
+  /**
+   * Longest a handler waits, after its answer is ready, for the drain wake-ups it started to
+   * leave (their request written to the connection; not the drain's answer). Default 1,000 ms.
+   */
+  wakeWaitMs?: number
+}
+
+export const DEFAULT_WAKE_WAIT_MS = 1_000
+
+let watching = false
+
+/** Node's fetch (undici) reports each request body it has written: that is when a wake-up has left. */
+function watchSentRequests(): void {
+  if (watching) return
+  watching = true
+  subscribe('undici:request:bodySent', (message) => {
+    const request = (message as { request?: { origin?: unknown; path?: unknown } }).request
+    if (typeof request?.origin === 'string' && typeof request.path === 'string')
+      markWakeupSent(`${request.origin}${request.path}`)
+  })
+}
+
+/** The handler, returning only once the wake-ups it started are on the wire (or `wakeWaitMs` passed). */
+function seeWakeupsOut<A extends unknown[], R>(
+  handler: (...args: A) => Promise<R>,
+  wakeWaitMs = DEFAULT_WAKE_WAIT_MS,
+): (...args: A) => Promise<R> {
+  if (!Number.isInteger(wakeWaitMs) || wakeWaitMs < 0 || wakeWaitMs > 60_000)
+    throw new ConfigError(`Invalid wakeWaitMs ${wakeWaitMs}: must be a whole number of ms, 0..60000.`)
+  watchSentRequests()
+  return async (...args) => {
+    try {
+      return await handler(...args)
+    } finally {
+      if (pendingWakeups() > 0) await wakeupsSent(wakeWaitMs)
+    }
+  }
+}
 
 /** An EventBridge (CloudWatch Events) scheduled event, as a `rate(…)` or `cron(…)` rule delivers it. */
 export interface ScheduledEvent {
@@ -35,7 +77,11 @@ export function lambdaRemainingMs(c: Context): number | undefined {
 
 /** The whole HTTP API (enqueue, drain, maintain, health, metrics) behind API Gateway v1/v2, an ALB or a function URL. */
 export function apiHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
-  return handle(createApp(sluice, { ...options, remainingMs: lambdaRemainingMs }))
+  const { wakeWaitMs, ...appOptions } = options
+  return seeWakeupsOut(
+    handle(createApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })),
+    wakeWaitMs,
+  )
 }
 
 /**
@@ -45,21 +91,26 @@ export function apiHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
  * `concurrency`); the answer is the drain summary.
  */
 export function drainHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
-  const app = createApp(sluice, { ...options, remainingMs: lambdaRemainingMs })
+  const { wakeWaitMs, ...appOptions } = options
+  const app = createApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })
   const drainOnly = new Hono()
   drainOnly.all('*', (c) => {
     const url = new URL(c.req.url)
     url.pathname = '/drain'
     return app.fetch(new Request(url, c.req.raw), c.env)
   })
-  return handle(drainOnly)
+  // Jobs may enqueue more jobs: their wake-ups leave before the function freezes too.
+  return seeWakeupsOut(handle(drainOnly), wakeWaitMs)
 }
 
 /**
  * Maintenance on an EventBridge schedule (`rate(1 minute)`): runs the tasks that are due
  * and returns the report. Overlapping or repeated deliveries are safe: each due task runs once.
  */
-export function maintainHandler(sluice: Sluice) {
-  return async (_event?: ScheduledEvent, _context?: Partial<LambdaContext>): Promise<MaintenanceReport> =>
-    sluice.maintain()
+export function maintainHandler(sluice: Sluice, options: { wakeWaitMs?: number } = {}) {
+  return seeWakeupsOut(
+    async (_event?: ScheduledEvent, _context?: Partial<LambdaContext>): Promise<MaintenanceReport> =>
+      sluice.maintain(),
+    options.wakeWaitMs,
+  )
 }

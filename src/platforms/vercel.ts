@@ -1,7 +1,8 @@
 /**
  * `sluice/vercel`: route handlers for Vercel Functions and Next.js app routes. A drain's
  * budget is capped by the function's maxDuration less the time since the request arrived;
- * `/maintain` accepts Vercel cron's `Authorization: Bearer $CRON_SECRET`.
+ * `/maintain` accepts Vercel cron's `Authorization: Bearer $CRON_SECRET`. Wake-ups sent
+ * after an enqueue are handed to the request's `waitUntil`, so that they outlive the answer.
  */
 import { Hono } from 'hono'
 import { handle } from 'hono/vercel'
@@ -10,6 +11,7 @@ import { ConfigError, toIssues } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import { defaultReporter, notFound, onError } from '../http/errors.js'
 import type { Sluice } from '../sluice.js'
+import { seeWakeupsOut, vercelWaitUntil } from './wait-until.js'
 
 export interface VercelOptions extends Omit<AppOptions, 'remainingMs'> {
   /** The function's maxDuration, ms. Default SLUICE_MAX_DURATION_MS, else 60 s. */
@@ -81,6 +83,12 @@ export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): Ver
       maxDurationMs - (Date.now() - ((c.get('sluiceStartedAt') as number | undefined) ?? Date.now())),
   })
   app.route(basePath.replace(/\/$/, '') || '/', api)
-  const handler = handle(app) as RouteHandler
+  const served = handle(app) as RouteHandler
+  // Wake-ups started by this request go to Vercel's waitUntil, so that they outlive the answer.
+  const handler: RouteHandler = async (request) => {
+    const response = await served(request)
+    await seeWakeupsOut(vercelWaitUntil())
+    return response
+  }
   return { GET: handler, POST: handler }
 }

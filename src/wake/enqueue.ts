@@ -1,13 +1,14 @@
 import type { Queryable } from '../db/types.js'
 import { type EnqueueResult, insert } from '../jobs/enqueue.js'
 import type { NewJob } from '../sql/enqueue.js'
+import { trackWakeup } from './pending.js'
 import { type WakeOptions, wake } from './send.js'
 import { withWake } from './sql.js'
 
 /**
  * Writes the jobs (one statement) and, when this opened a new debounce window for a queue
- * with wake-ups on, wakes its drains without waiting. Jobs enqueued inside a caller's
- * transaction or not due yet wake nobody: a drain could not see them.
+ * with wake-ups on, wakes its drains without waiting (./pending.ts tracks the request). Jobs
+ * enqueued inside a caller's transaction or not due yet wake nobody: a drain could not see them.
  */
 export async function enqueueAndWake(
   on: Queryable,
@@ -26,6 +27,7 @@ export async function enqueueAndWake(
     rows,
     check ? (statement) => withWake(t, statement, queue, options.debounceMs) : undefined,
   )
-  if (open && queue) void wake(options, queue)
+  // Tracked, so that the platform entry point can see it out before the function freezes.
+  if (open && queue && options.url) void trackWakeup(options.url, wake(options, queue))
   return results
 }

@@ -47,6 +47,7 @@ describe('the library', () => {
     expect(edge).not.toHaveProperty('createSluice')
     const lambda = await built.load<Record<string, unknown>>('platforms/aws-lambda.js')
     expect(Object.keys(lambda).sort()).toEqual([
+      'DEFAULT_WAKE_WAIT_MS',
       'apiHandler',
       'drainHandler',
       'lambdaRemainingMs',
@@ -131,7 +132,7 @@ describe('deployment files point at built handlers', () => {
       >
     }
     expect(yml.package.individually).toBe(true)
-    expect(yml.provider.runtime).toBe('nodejs20.x')
+    expect(yml.provider.runtime).toBe('nodejs24.x')
     expect(Object.keys(yml.provider.environment)).toEqual(
       expect.arrayContaining(['DATABASE_URL', 'SLUICE_SECRET']),
     )
@@ -150,7 +151,7 @@ describe('deployment files point at built handlers', () => {
         const bundle = `${file.replace(/^dist\//, '')}.mjs`
         expect(existsSync(join(built.outDir, bundle)), `${name}: ${bundle}`).toBe(true)
         // Packaged alone: the artifact holds this bundle and nothing else.
-        expect(fn.package.patterns).toEqual(['!**', `${file}.mjs`])
+        expect(fn.package.patterns).toEqual(['!**', `${file}.mjs`, `${file}.mjs.map`])
         const mod = await built.load<Record<string, unknown>>(bundle)
         expect(typeof mod[exported], `${name} exports ${exported}`).toBe('function')
       }
@@ -176,7 +177,8 @@ describe('deployment files point at built handlers', () => {
       crons: unknown
     }
     expect(config.version).toBe(3)
-    expect(config.crons).toEqual(vercelJson.crons)
+    // vercel.json's crons only: `vercel build` adds them to the output's own.
+    expect(config.crons).toBeUndefined()
     const functionFor = (path: string): string | undefined => {
       const dir = (p: string) => join(output, 'functions', `${p.replace(/^\//, '')}.func`)
       if (existsSync(dir(path))) return dir(path)
@@ -195,8 +197,11 @@ describe('deployment files point at built handlers', () => {
       expect(existsSync(join(dir!, (vc.handler ?? vc.entrypoint) as string)), path).toBe(true)
     }
     const node = JSON.parse(await readFile(join(functionFor('/api/maintain')!, '.vc-config.json'), 'utf8'))
-    expect(node).toMatchObject({ runtime: 'nodejs20.x', launcherType: 'Nodejs', maxDuration: 60 })
-    expect(node.environment).toEqual({ SLUICE_MAX_DURATION_MS: '60000' })
+    expect(node).toMatchObject({ runtime: 'nodejs24.x', launcherType: 'Nodejs', maxDuration: 60 })
+    expect(node.environment).toEqual({
+      SLUICE_MAX_DURATION_MS: '60000',
+      NODE_OPTIONS: '--enable-source-maps',
+    })
     const edge = JSON.parse(await readFile(join(functionFor('/api/enqueue/x')!, '.vc-config.json'), 'utf8'))
     expect(edge).toEqual({ runtime: 'edge', entrypoint: 'index.js' })
   })

@@ -1,0 +1,62 @@
+/**
+ * Deploy-time checks of the secrets a deployment runs with, by the rules the functions apply
+ * at every cold start (a bad SLUICE_SECRET would otherwise fail each one), and a generator
+ * for a good secret.
+ */
+import { secretSchema } from '../http/auth.js'
+
+/** 32 random bytes, base64url: 43 visible ASCII characters. */
+export function generateSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '')
+}
+
+export interface DeployEnvCheck {
+  /** DATABASE_URL and SLUICE_SECRET must be set (not only valid when set). Default false. */
+  require?: boolean
+}
+
+/** What is wrong with the deployment's environment, one sentence each; empty when nothing is. */
+export function deployEnvProblems(
+  env: Record<string, string | undefined>,
+  options: DeployEnvCheck = {},
+): string[] {
+  const problems: string[] = []
+  const secret = env.SLUICE_SECRET
+  const cron = env.CRON_SECRET?.trim() || undefined
+  if (secret === undefined || secret.trim() === '') {
+    if (options.require && cron === undefined)
+      problems.push('SLUICE_SECRET is not set: the HTTP routes refuse to start without it.')
+  } else {
+    const tokens = secret.split(',').map((token) => token.trim())
+    if (tokens.length > 2)
+      problems.push('SLUICE_SECRET takes at most two comma-separated secrets (the current one and the next).')
+    tokens.forEach((token, i) => {
+      const parsed = secretSchema.safeParse(token)
+      if (!parsed.success)
+        problems.push(
+          `SLUICE_SECRET${tokens.length > 1 ? ` (secret ${i + 1})` : ''} ${parsed.error.issues[0]?.message}.`,
+        )
+    })
+    if (new Set(tokens).size !== tokens.length) problems.push('SLUICE_SECRET lists the same secret twice.')
+  }
+  if (cron !== undefined) {
+    const parsed = secretSchema.safeParse(cron)
+    if (!parsed.success) problems.push(`CRON_SECRET ${parsed.error.issues[0]?.message}.`)
+  }
+  const url = env.DATABASE_URL
+  if (url === undefined || url.trim() === '') {
+    if (options.require) problems.push('DATABASE_URL is not set.')
+  } else if (!/^postgres(ql)?:\/\/[^/]/.test(url)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL.')
+  }
+  if (
+    problems.length > 0 &&
+    problems.some((p) => p.startsWith('SLUICE_SECRET') || p.startsWith('CRON_SECRET'))
+  )
+    problems.push('Generate a good secret with `npm run -s secret -- generate`.')
+  return problems
+}

@@ -1,0 +1,40 @@
+/**
+ * Keeping drain wake-ups alive past the response, for entry points on platforms that freeze
+ * or stop a function once it has answered. No Node built-ins: edge entry points use it too.
+ */
+import { handOffWakeups, pendingWakeups, wakeupsSent } from '../wake/pending.js'
+
+export type WaitUntil = (promise: Promise<unknown>) => void
+
+/** Where Vercel's runtimes (Node and Edge) keep the current request's context; @vercel/functions reads it there too. */
+const VERCEL_REQUEST_CONTEXT = Symbol.for('@vercel/request-context')
+
+interface VercelRequestContext {
+  waitUntil?: WaitUntil
+}
+
+/** The current Vercel request's `waitUntil`, when running on Vercel. */
+export function vercelWaitUntil(): WaitUntil | undefined {
+  const holder = (globalThis as Record<symbol, { get?: () => VercelRequestContext | undefined } | undefined>)[
+    VERCEL_REQUEST_CONTEXT
+  ]
+  const context = holder?.get?.()
+  const waitUntil = context?.waitUntil
+  return typeof waitUntil === 'function' ? (promise) => waitUntil.call(context, promise) : undefined
+}
+
+/** Longest an entry point without `waitUntil` holds its answer for wake-ups to leave, ms. */
+export const DEFAULT_WAKE_WAIT_MS = 1_000
+
+/**
+ * Call after the response is ready, before returning it: wake-ups in flight go to `waitUntil`
+ * when there is one; otherwise this waits until they are sent or answered, at most `boundMs`.
+ */
+export async function seeWakeupsOut(
+  waitUntil: WaitUntil | undefined,
+  boundMs = DEFAULT_WAKE_WAIT_MS,
+): Promise<void> {
+  if (pendingWakeups() === 0) return
+  if (waitUntil) handOffWakeups(waitUntil)
+  else await wakeupsSent(boundMs)
+}

@@ -1,0 +1,225 @@
+/**
+ * The AWS artifacts as a user deploys them: `osls package` (the pinned Serverless Framework v3
+ * fork) run offline on serverless.yml, assertions on the CloudFormation template and the zips,
+ * then each packaged handler run from its unzipped package by scripts/lambda-local.mjs with the
+ * event shapes Lambda delivers, one of them frozen at return as Lambda freezes a function.
+ */
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
+import { setup } from '../../examples/schema.js'
+import { build } from '../../scripts/build.js'
+import { root } from '../helpers/build.js'
+import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { httpEventV2, scheduledEvent } from '../helpers/lambda.js'
+import { invokeLocal, OFFLINE_ENV, run, startDrainStub, waitStopped } from './support.js'
+
+// What a user has in their shell when they package: these must not reach the template.
+const CANARY_URL = 'postgres://sluice:plaintext-canary-password@db.example.com/app'
+const CANARY_SECRET = 'plaintext-canary-secret-0123456789'
+const SECRET = 'deploy-test-secret-0123456789'
+const FUNCTIONS = ['drain', 'maintain', 'api'] as const
+
+interface Resource {
+  Type: string
+  Properties: Record<string, unknown>
+}
+interface LambdaProps {
+  Runtime: string
+  Handler: string
+  Timeout: number
+  Environment: { Variables: Record<string, unknown> }
+}
+
+let env: TestSluice
+let dir: string
+let template: { Resources: Record<string, Resource> }
+let state: string
+
+const resources = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type)
+const lambda = (name: string) =>
+  template.Resources[`${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`]!
+    .Properties as unknown as LambdaProps
+
+/** The environment a packaged function gets: its plain template variables plus the test's values. */
+function functionEnv(name: string, extra: Record<string, string> = {}): Record<string, string> {
+  const vars = lambda(name).Environment.Variables
+  const plain = Object.fromEntries(
+    Object.entries(vars).filter(([, v]) => typeof v === 'string' && !v.startsWith('{{resolve:')),
+  ) as Record<string, string>
+  return {
+    ...plain,
+    DATABASE_URL: databaseUrl,
+    SLUICE_SCHEMA: env.schema,
+    SLUICE_SECRET: SECRET,
+    AWS_LAMBDA_FUNCTION_NAME: `sluice-dev-${name}`,
+    ...extra,
+  }
+}
+
+beforeAll(async () => {
+  env = await makeSluice({ jobs: [] })
+  await setup(env.sluice)
+  // A service directory as a user has it: serverless.yml and the build's output under dist/.
+  await mkdir(join(root, 'node_modules/.cache'), { recursive: true })
+  dir = await mkdtemp(join(root, 'node_modules/.cache/sluice-deploy-aws-'))
+  await copyFile(join(root, 'serverless.yml'), join(dir, 'serverless.yml'))
+  await build({
+    root,
+    outDir: join(dir, 'dist'),
+    library: false,
+    functions: FUNCTIONS.map((f) => `functions/aws/${f}.ts`),
+    log: () => {},
+  })
+  await run(process.execPath, [join(root, 'node_modules/osls/bin/serverless.js'), 'package'], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      ...OFFLINE_ENV,
+      DATABASE_URL: CANARY_URL,
+      SLUICE_SECRET: CANARY_SECRET,
+    },
+  })
+  template = JSON.parse(
+    await readFile(join(dir, '.serverless/cloudformation-template-update-stack.json'), 'utf8'),
+  )
+  state = await readFile(join(dir, '.serverless/serverless-state.json'), 'utf8')
+  for (const name of FUNCTIONS) {
+    await mkdir(join(dir, 'run', name), { recursive: true })
+    await run('unzip', ['-q', join(dir, `.serverless/${name}.zip`), '-d', join(dir, 'run', name)])
+  }
+}, 120_000)
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true })
+  await env?.cleanup()
+})
+
+describe('serverless.yml, packaged', () => {
+  test('every function runs on the current Node.js LTS runtime, with source maps on', () => {
+    for (const name of FUNCTIONS) {
+      expect(lambda(name).Runtime, name).toBe('nodejs24.x')
+      expect(lambda(name).Handler, name).toBe(`dist/functions/aws/${name}.handler`)
+      expect(lambda(name).Environment.Variables.NODE_OPTIONS, name).toBe('--enable-source-maps')
+    }
+  })
+
+  test('no secret reaches the template or the state file: CloudFormation resolves them at deploy', () => {
+    const text = JSON.stringify(template)
+    for (const secret of [CANARY_URL, CANARY_SECRET, 'plaintext-canary']) {
+      expect(text.includes(secret), `template holds ${secret}`).toBe(false)
+      expect(state.includes(secret), `serverless-state.json holds ${secret}`).toBe(false)
+    }
+    for (const name of FUNCTIONS) {
+      const vars = lambda(name).Environment.Variables
+      expect(vars.DATABASE_URL, name).toBe('{{resolve:secretsmanager:sluice/dev:SecretString:DATABASE_URL}}')
+      expect(vars.SLUICE_SECRET, name).toBe(
+        '{{resolve:secretsmanager:sluice/dev:SecretString:SLUICE_SECRET}}',
+      )
+    }
+  })
+
+  test('the drain has a function URL, maintain a one-minute schedule, api an HTTP API', () => {
+    const [url] = resources('AWS::Lambda::Url')
+    expect(resources('AWS::Lambda::Url')).toHaveLength(1)
+    expect(url!.Properties).toMatchObject({
+      AuthType: 'NONE',
+      TargetFunctionArn: { 'Fn::GetAtt': ['DrainLambdaFunction', 'Arn'] },
+    })
+    const rules = resources('AWS::Events::Rule')
+    expect(rules).toHaveLength(1)
+    expect(rules[0]!.Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' })
+    expect(JSON.stringify(rules[0]!.Properties.Targets)).toContain('MaintainLambdaFunction')
+    expect(resources('AWS::ApiGatewayV2::Api')).toHaveLength(1)
+    for (const name of ['maintain', 'api'])
+      expect(lambda(name).Environment.Variables.SLUICE_DRAIN_URL, name).toEqual({
+        'Fn::GetAtt': ['DrainLambdaFunctionUrl', 'FunctionUrl'],
+      })
+    expect(lambda('api').Timeout).toBe(29)
+  })
+
+  test('each zip holds its handler and its source map, nothing else', async () => {
+    for (const name of FUNCTIONS) {
+      const { stdout } = await run('unzip', ['-Z1', join(dir, `.serverless/${name}.zip`)])
+      expect(stdout.trim().split('\n').sort(), name).toEqual([
+        `dist/functions/aws/${name}.mjs`,
+        `dist/functions/aws/${name}.mjs.map`,
+      ])
+    }
+  })
+})
+
+describe('the packaged handlers, with the events Lambda delivers', () => {
+  test('api: an enqueue wakes the drain before the function can be frozen', async () => {
+    const drain = await startDrainStub()
+    try {
+      const body = JSON.stringify({ input: { userId: 'u1', email: 'u1@example.com' } })
+      const invocation = invokeLocal(
+        'dist/functions/aws/api.handler',
+        httpEventV2('POST', '/jobs/welcome-email', { body, headers: { authorization: `Bearer ${SECRET}` } }),
+        {
+          cwd: join(dir, 'run/api'),
+          env: functionEnv('api', { SLUICE_DRAIN_URL: drain.url }),
+          stopOnReturn: true,
+        },
+      )
+      try {
+        const result = (await invocation.result) as { statusCode: number; body: string }
+        expect(result.statusCode, invocation.stderr()).toBe(202)
+        // Frozen the moment the handler returned: whatever it had not sent by then stays unsent,
+        // so a request that arrives while it is stopped left before the freeze.
+        await waitStopped(invocation.child)
+        await vi.waitFor(() => expect(drain.received).toHaveLength(1), { timeout: 5_000, interval: 20 })
+        expect(drain.received.map((r) => [r.method, JSON.parse(r.body).queues])).toEqual([
+          ['POST', ['emails']],
+        ])
+        expect(drain.received[0]!.headers['sluice-signature']).toBeDefined()
+      } finally {
+        invocation.child.kill('SIGKILL')
+      }
+    } finally {
+      await drain.close()
+    }
+  })
+
+  test('drain: a function URL POST drains the queue', async () => {
+    const { result, stderr } = invokeLocal(
+      'dist/functions/aws/drain.handler',
+      httpEventV2('POST', '/', {
+        body: '{"queues":["emails"]}',
+        headers: { authorization: `Bearer ${SECRET}` },
+      }),
+      { cwd: join(dir, 'run/drain'), env: functionEnv('drain') },
+    )
+    const answer = (await result) as { statusCode: number; body: string }
+    expect(answer.statusCode, stderr()).toBe(200)
+    expect(JSON.parse(answer.body)).toMatchObject({ completed: 1, stoppedBy: 'empty' })
+  })
+
+  test('maintain: an EventBridge scheduled event runs maintenance', async () => {
+    const { result, stderr } = invokeLocal('dist/functions/aws/maintain.handler', scheduledEvent(), {
+      cwd: join(dir, 'run/maintain'),
+      env: functionEnv('maintain'),
+    })
+    const report = (await result) as { tasks: { task: string }[] }
+    expect(report.tasks?.length, stderr()).toBeGreaterThan(0)
+  })
+
+  test('a failed cold start reports the real error name and the source line', async () => {
+    const { result, exited, stderr } = invokeLocal(
+      'dist/functions/aws/api.handler',
+      httpEventV2('GET', '/health'),
+      {
+        cwd: join(dir, 'run/api'),
+        env: functionEnv('api', { SLUICE_SECRET: 'too-short' }),
+      },
+    )
+    expect(await result.catch(() => undefined)).toMatchObject({
+      errorType: 'ConfigError',
+      errorMessage: expect.stringContaining('at least 16 characters'),
+    })
+    expect(await exited).toBe(1)
+    // Source-mapped: the stack names our source files, not the bundle.
+    expect(stderr()).toMatch(/src\/http\/auth\.ts:\d+/)
+  })
+})
