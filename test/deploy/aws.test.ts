@@ -12,6 +12,7 @@ import { build } from '../../scripts/build.js'
 import { root } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 import { httpEventV2, scheduledEvent } from '../helpers/lambda.js'
+import { unzip, zipEntries } from '../helpers/zip.js'
 import { invokeLocal, OFFLINE_ENV, run, startDrainStub, waitStopped } from './support.js'
 
 // What a user has in their shell when they package: these must not reach the template.
@@ -87,7 +88,7 @@ beforeAll(async () => {
   state = await readFile(join(dir, '.serverless/serverless-state.json'), 'utf8')
   for (const name of FUNCTIONS) {
     await mkdir(join(dir, 'run', name), { recursive: true })
-    await run('unzip', ['-q', join(dir, `.serverless/${name}.zip`), '-d', join(dir, 'run', name)])
+    await unzip(join(dir, `.serverless/${name}.zip`), join(dir, 'run', name))
   }
 }, 120_000)
 afterAll(async () => {
@@ -140,8 +141,8 @@ describe('serverless.yml, packaged', () => {
 
   test('each zip holds its handler and its source map, nothing else', async () => {
     for (const name of FUNCTIONS) {
-      const { stdout } = await run('unzip', ['-Z1', join(dir, `.serverless/${name}.zip`)])
-      expect(stdout.trim().split('\n').sort(), name).toEqual([
+      const entries = await zipEntries(join(dir, `.serverless/${name}.zip`))
+      expect(entries.sort(), name).toEqual([
         `dist/functions/aws/${name}.mjs`,
         `dist/functions/aws/${name}.mjs.map`,
       ])
