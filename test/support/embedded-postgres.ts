@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -19,6 +20,14 @@ function freePort(): Promise<number> {
 export interface EmbeddedCluster {
   /** URL of the cluster's `postgres` database. */
   url: string
+  port: number
+  /**
+   * Stops the server and starts it again on the same data and port: `fast` (the default)
+   * ends every session and checkpoints, as a planned restart does; `immediate` is a crash
+   * (no checkpoint; commits not yet flushed to the WAL are lost, as after a power cut).
+   * Resolves once it accepts connections again.
+   */
+  restart(mode?: 'fast' | 'immediate'): Promise<void>
   stop(): Promise<void>
 }
 
@@ -47,6 +56,19 @@ export async function bootEmbedded(prefix = 'sluice-pg-'): Promise<EmbeddedClust
   await pg.start()
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port,
+    async restart(mode = 'fast') {
+      // The package stops with SIGINT (fast) and, this cluster not being persistent, deletes the
+      // data: the server process is signalled directly instead, and started again on its data.
+      const server = (pg as unknown as { process?: ChildProcess }).process
+      if (server && server.exitCode === null && server.signalCode === null) {
+        await new Promise((resolve) => {
+          server.once('exit', resolve)
+          server.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT')
+        })
+      }
+      await pg.start()
+    },
     async stop() {
       await pg.stop()
       await rm(dir, { recursive: true, force: true })
