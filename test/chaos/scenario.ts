@@ -38,7 +38,7 @@ export interface ChaosPlan {
   drain: { budgetMs: number; safetyMarginMs: number; leaseGraceMs: number; concurrency: number }
   /** Handlers wait 0..maxHandlerMs (most of them 0). */
   maxHandlerMs: number
-  /** The run gives up (and reports what is missing) after this long. */
+  /** The work phase (faults, then every job done) gives up after this long and reports what is missing. */
   timeoutMs: number
   /** Keep the workers' files (their directory is in the report). */
   keepLogs?: boolean
@@ -71,11 +71,22 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** Polls `condition` until it holds; throws with `what` after `timeoutMs`. */
 async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const giveUp = Date.now() + timeoutMs
-  while (!(await condition().catch(() => false))) {
+  const holds = (): Promise<boolean> =>
+    condition().catch((error: unknown) => {
+      if (error instanceof GiveUp) throw error
+      return false
+    })
+  while (!(await holds())) {
     if (Date.now() > giveUp) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)
     await sleep(25)
   }
 }
+
+/** Thrown from inside a wait to end the run now rather than at its timeout. */
+class GiveUp extends Error {}
+
+/** Drain processes may crash this many times (each one a violation) before the run gives up. */
+const MAX_CRASHES = 3
 
 const workerScript = fileURLToPath(new URL('./worker.ts', import.meta.url))
 const SCHEMA = 'chaos'
@@ -143,8 +154,9 @@ class ChaosRun {
 
   async setUp(): Promise<void> {
     this.logDir = await mkdtemp(join(tmpdir(), 'sluice-chaos-'))
-    // Its own server, never the machine's: the suite restarts it.
-    this.cluster = await bootEmbedded('sluice-chaos-pg-')
+    // Its own server, never the machine's: the suite restarts it. Commits wait for the WAL as
+    // they do in production, so a crash loses only what Sluice itself chose not to wait for.
+    this.cluster = await bootEmbedded('sluice-chaos-pg-', { durableCommits: true })
     const url = new URL(this.cluster.url)
     url.searchParams.set('application_name', `${APP_PREFIX}suite`)
     this.admin = new pg.Pool({ connectionString: url.toString(), max: 3 })
@@ -252,15 +264,26 @@ class ChaosRun {
           this.crashes.push({ slot: slot.index, pid, at: Date.now(), code, signal, stderr: slot.stderr })
           this.log(`worker ${pid} (slot ${slot.index}) exited on its own: code ${code}, signal ${signal}`)
           // Keep the fleet at full strength, unless it keeps dying.
-          if (!this.stopping && this.crashes.length <= 3) this.spawn(slot)
+          if (!this.stopping && this.crashes.length <= MAX_CRASHES) this.spawn(slot)
         }
         resolve()
       })
     })
   }
 
-  /** Archived jobs so far. */
+  /** When the work phase must be over. */
+  workDeadline = Number.POSITIVE_INFINITY
+
+  /** Time left in the work phase: every wait in it is bounded by the plan's timeout in all. */
+  get left(): number {
+    return Math.max(0, this.workDeadline - Date.now())
+  }
+
+  /** Archived jobs so far. Throws, to end the run early, once the drain processes keep crashing. */
   async progress(): Promise<number> {
+    if (this.crashes.length > MAX_CRASHES) {
+      throw new GiveUp(`${this.crashes.length} drain processes crashed: giving up`)
+    }
     const { rows } = await this.admin!.query(`SELECT count(*)::int AS n FROM "${SCHEMA}".archive`)
     return rows[0].n
   }
@@ -362,15 +385,26 @@ class ChaosRun {
     const plan = kinds
       .map((kind) => ({ kind, at: from + this.random.faults() * (to - from) }))
       .sort((a, b) => a.at - b.at)
+    // Between two faults the fleet gets some work done (0.5 % of the jobs), so that faults do
+    // not all land in the same stall.
+    const gap = Math.ceil(this.total / 200)
+    let done = 0
     for (const { kind, at } of plan) {
-      const goal = Math.ceil(at * this.total)
-      await until(async () => (await this.progress()) >= goal, this.plan.timeoutMs, `${goal} jobs archived`)
+      const goal = Math.min(this.total - 1, Math.max(Math.ceil(at * this.total), done + gap))
+      await until(
+        async () => {
+          done = await this.progress()
+          return done >= goal
+        },
+        this.left,
+        `${goal} jobs archived`,
+      )
       await this.inject(kind)
     }
   }
 
   async waitForAll(): Promise<void> {
-    await until(async () => (await this.progress()) >= this.total, this.plan.timeoutMs, 'every job archived')
+    await until(async () => (await this.progress()) >= this.total, this.left, 'every job archived')
   }
 
   /** SIGTERM: each worker finishes the drain call in progress and exits. */
@@ -452,22 +486,32 @@ class ChaosRun {
     return Promise.all(files.map(async (f) => parseRunLog(await readFile(join(this.logDir, f), 'utf8'))))
   }
 
+  /** Ends everything it started, each step whatever happened to the others. */
   async tearDown(): Promise<void> {
     this.stopping = true
     this.maintaining = false
-    await this.maintenanceLoop?.catch(() => {})
-    for (const slot of this.slots) {
-      slot.expectExit = true
-      if (slot.child && slot.child.exitCode === null && slot.child.signalCode === null) {
-        slot.child.kill('SIGKILL')
-        await slot.exited
-      }
-    }
-    await Promise.all(this.slots.map((slot) => slot.proxy.close()))
-    await Promise.all(this.maintainers.map((s) => s.close().catch(() => {})))
-    await this.admin?.end().catch(() => {})
-    await this.cluster?.stop()
-    if (!this.plan.keepLogs) await rm(this.logDir, { recursive: true, force: true })
+    const steps: (() => Promise<unknown> | undefined)[] = [
+      () => this.maintenanceLoop,
+      () =>
+        Promise.all(
+          this.slots.map(async (slot) => {
+            slot.expectExit = true
+            if (slot.child && slot.child.exitCode === null && slot.child.signalCode === null) {
+              slot.child.kill('SIGKILL')
+              await slot.exited
+            }
+          }),
+        ),
+      () => Promise.all(this.slots.map((slot) => slot.proxy.close())),
+      () => Promise.all(this.maintainers.map((sluice) => sluice.close())),
+      () => this.admin?.end(),
+      () => this.cluster?.stop(),
+      () =>
+        this.logDir && !this.plan.keepLogs ? rm(this.logDir, { recursive: true, force: true }) : undefined,
+    ]
+    const errors: unknown[] = []
+    for (const step of steps) await Promise.resolve(step()).catch((error: unknown) => errors.push(error))
+    if (errors.length > 0) throw new AggregateError(errors, 'Tearing down the fault suite failed')
   }
 }
 
@@ -480,6 +524,7 @@ export async function runChaos(plan: ChaosPlan): Promise<ChaosReport> {
     await run.enqueue()
     run.log(`enqueued ${run.total} jobs in ${Date.now() - started} ms`)
     const working = Date.now()
+    run.workDeadline = working + plan.timeoutMs
     await run.startWorkers()
     run.startMaintenance()
     let finished = true
@@ -536,21 +581,21 @@ export const standardPlan: ChaosPlan = {
   window: [0.05, 0.85],
   drain: { budgetMs: 3_000, safetyMarginMs: 500, leaseGraceMs: 500, concurrency: 10 },
   maxHandlerMs: 5,
-  timeoutMs: 90_000,
+  timeoutMs: 150_000,
 }
 
-/** `npm run chaos -- --long`: the same with bigger numbers, a few minutes. */
+/** `npm run chaos -- --long`: the same with bigger numbers, about five minutes. */
 export const longPlan: ChaosPlan = {
   ...standardPlan,
   seed: 2026,
-  plain: 50_000,
-  keyed: 1_500,
-  limited: 1_500,
-  events: 3_000,
+  plain: 90_000,
+  keyed: 2_500,
+  limited: 2_500,
+  events: 5_000,
   keys: 16,
   workers: 6,
-  faults: { kill: 24, terminate: 12, cut: 12, restart: 5 },
+  faults: { kill: 40, terminate: 20, cut: 20, restart: 8 },
   window: [0.03, 0.92],
   drain: { budgetMs: 5_000, safetyMarginMs: 500, leaseGraceMs: 1_000, concurrency: 10 },
-  timeoutMs: 300_000,
+  timeoutMs: 600_000,
 }

