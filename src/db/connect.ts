@@ -14,6 +14,9 @@ export async function connect(url: string, options: { max?: number } = {}): Prom
     const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 })
     // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
     pool.on('error', () => {})
+    // A new connection can report its ready message and a FATAL error in one read, after the
+    // pool has handed it out and before anyone listens: the query fails, the process does not.
+    pool.on('connect', (client) => client.on('error', () => {}))
     return fromPg(pool, { owned: true })
   }
   if (url.startsWith('pglite:')) {

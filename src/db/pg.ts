@@ -3,14 +3,19 @@ import { runOn } from './client.js'
 import { toDatabaseError } from './errors.js'
 import type { Db, Queryable, QueryResult } from './types.js'
 
+type CheckedOut = Pick<PoolClient, 'query' | 'release'> & {
+  on?(event: 'error', listener: (error: Error) => void): unknown
+  off?(event: 'error', listener: (error: Error) => void): unknown
+}
+
 interface PoolLike {
   query: Pool['query']
-  connect(): Promise<Pick<PoolClient, 'query' | 'release'>>
+  connect(): Promise<CheckedOut>
   end(): Promise<void>
 }
 
 async function inTransaction<T>(pool: PoolLike, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  let client: Pick<PoolClient, 'query' | 'release'>
+  let client: CheckedOut
   try {
     client = await pool.connect()
   } catch (error) {
@@ -18,6 +23,13 @@ async function inTransaction<T>(pool: PoolLike, fn: (tx: Queryable) => Promise<T
   }
   // A client whose ROLLBACK failed is in an unknown state: it is destroyed, not pooled.
   let broken: Error | undefined
+  // The pool stops listening for a client's errors while it is checked out: a connection that
+  // drops mid-transaction (the server restarted, the backend was terminated) would otherwise
+  // crash the process with an unhandled 'error' event. The client is then broken, not pooled.
+  const onError = (error: Error): void => {
+    broken = error
+  }
+  client.on?.('error', onError)
   try {
     await runOn(client, { text: 'BEGIN', values: [] })
     const result = await fn({ query: (statement) => runOn(client, statement) })
@@ -29,6 +41,7 @@ async function inTransaction<T>(pool: PoolLike, fn: (tx: Queryable) => Promise<T
     })
     throw error
   } finally {
+    client.off?.('error', onError)
     client.release(broken)
   }
 }
