@@ -1,5 +1,5 @@
 import type { Statement } from '../db/types.js'
-import { type ClaimedRow, type ClaimParams, claimSource } from './claim.js'
+import { type ClaimParams, type ClaimRow, claimSource } from './claim.js'
 
 export interface Completion {
   id: string
@@ -65,8 +65,11 @@ export function settle(t: string, p: SettleParams): Statement {
   return { text: `${cte}SELECT * FROM ${call}`, values }
 }
 
-/** A settle followed by a claim: the settle's counts on every row, then the claimed job (null when none). */
-export type SettleAndClaimRow = SettleRow & ({ id: null } | ClaimedRow)
+/**
+ * A settle followed by a claim: the settle's counts on every row, then a claim row (see ClaimRow),
+ * or nulls when the claim returned none.
+ */
+export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null })
 
 /**
  * Settles one batch and claims the next in one statement: the settle function runs first
