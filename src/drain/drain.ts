@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../config.js'
+import { isTransient } from '../db/errors.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import { DRAIN_RELAY_MIN_MS } from '../events/options.js'
@@ -18,6 +19,7 @@ import {
 } from '../sql/index.js'
 import { absorb, type Batch, byQueueOrder, type Clock, emptyBatch, handBackOf, runBatch } from './batch.js'
 import {
+  availableMs,
   DURATIONS_SAMPLE,
   DURATIONS_WINDOW_MS,
   type DurationBook,
@@ -25,6 +27,7 @@ import {
   observedDurations,
 } from './budget.js'
 import { type DrainOptions, type DrainSummary, drainOptionsSchema, type StopReason } from './options.js'
+import { retrying } from './retry.js'
 
 /**
  * One drain invocation: claim a batch, run it with bounded concurrency inside the time
@@ -57,12 +60,16 @@ export async function drain(
   const options = parsed.data
   const started = Date.now()
   const queues = [...new Set(options.queues ?? config.queues)]
-  const deadline = deadlineFrom({
+  const time = {
     now: started,
     budgetMs: options.budgetMs ?? config.drain.budgetMs,
     platformRemainingMs: options.platformRemainingMs,
     safetyMarginMs: config.drain.safetyMarginMs,
-  })
+  }
+  const deadline = deadlineFrom(time)
+  // A settle that fails for a passing reason is sent again until the drain's time is up (or its
+  // leases, if sooner): its rows are matched on lease tokens, so sending it twice is safe.
+  const settleUntil = Math.min(started + availableMs(time), deadline + config.drain.leaseGraceMs)
   const concurrency = options.concurrency ?? config.drain.concurrency
   const batchSize = options.batchSize ?? Math.max(config.drain.batchSize, concurrency)
   const maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY
@@ -130,15 +137,37 @@ export async function drain(
   })
   /** Finished runs not settled yet: they go with the next statement. */
   let unsettled = emptyBatch()
-  /** Settles what is unsettled and claims up to `limit` more, in one statement. */
-  const settleThenClaim = async (next: { limit: number; defer: string[] }): Promise<Claimed> => {
+  /** A statement that claimed failed with its connection: it may have committed, its jobs unknown. */
+  let claimLost = false
+  const retried = (error: unknown, delayMs: number): void => {
+    const reason = error instanceof Error ? error.message : String(error)
+    config.logger.warn(
+      `sluice: settling a drained batch failed (${reason}); sending it again in ${delayMs} ms`,
+    )
+  }
+  /**
+   * Settles what is unsettled and claims up to `limit` more, in one statement. When that fails
+   * for a passing reason, the settle is sent again alone until it lands, and nothing is claimed
+   * (undefined); the jobs the lost statement may have claimed go back when the drain ends.
+   */
+  const settleThenClaim = async (next: { limit: number; defer: string[] }): Promise<Claimed | undefined> => {
     const batch = unsettled
     unsettled = emptyBatch()
-    const { rows } = await db.query<SettleAndClaimRow>(
-      settleAndClaim(t, batch, claimParams(next.limit, next.defer, false)),
-    )
-    tally(summary, batch, rows[0]!)
-    return claimedFrom(rows)
+    try {
+      const { rows } = await db.query<SettleAndClaimRow>(
+        settleAndClaim(t, batch, claimParams(next.limit, next.defer, false)),
+      )
+      tally(summary, batch, rows[0]!)
+      return claimedFrom(rows)
+    } catch (error) {
+      if (!isTransient(error)) throw error
+      claimLost = true
+      retried(error, 0)
+      // Sent even when the batch is empty: it also waits, with growing pauses, for the database to answer.
+      const { rows } = await retrying(() => db.query<SettleRow>(settle(t, batch)), settleUntil, retried)
+      tally(summary, batch, rows[0]!)
+      return undefined
+    }
   }
 
   // The first claim: no job is left for lack of time (its jobs start with the budget ahead), and
@@ -168,22 +197,27 @@ export async function drain(
 
   /** After a batch that left no batch claimed ahead: claims the next one now, or says why not. */
   const claimAgain = async (): Promise<StopReason | undefined> => {
-    // The latest claim found fewer jobs than it asked for: the queues had no more it could take,
-    // unless it stopped before jobs that did not fit the time left.
-    const short = latest.got.rows.length < latest.limit
-    if (short && !latest.got.cut) return 'empty'
-    if (summary.claimed >= maxJobs) return 'maxJobs'
-    const next = plan(deadline - Date.now())
-    // Not even the quickest job of these queues would fit: claim nothing more.
-    if (!next) return 'deadline'
-    // It stopped before jobs that did not fit; they still do not (the time left only shrinks),
-    // unless the batch just run taught their duration.
-    if (short && latest.defer.every((name) => next.defer.includes(name))) return 'deadline'
-    latest = { ...next, got: await settleThenClaim(next) }
-    rows = latest.got.rows
-    summary.claimed += rows.length
-    if (rows.length === 0) return latest.got.cut ? 'deadline' : 'empty'
-    return undefined
+    for (;;) {
+      // The latest claim found fewer jobs than it asked for: the queues had no more it could
+      // take, unless it stopped before jobs that did not fit the time left.
+      const short = latest.got.rows.length < latest.limit
+      if (short && !latest.got.cut) return 'empty'
+      if (summary.claimed >= maxJobs) return 'maxJobs'
+      const next = plan(deadline - Date.now())
+      // Not even the quickest job of these queues would fit: claim nothing more.
+      if (!next) return 'deadline'
+      // It stopped before jobs that did not fit; they still do not (the time left only shrinks),
+      // unless the batch just run taught their duration.
+      if (short && latest.defer.every((name) => next.defer.includes(name))) return 'deadline'
+      const got = await settleThenClaim(next)
+      // Lost with its connection (its settle went through alone): plan again with the time left.
+      if (!got) continue
+      latest = { ...next, got }
+      rows = got.rows
+      summary.claimed += rows.length
+      if (rows.length === 0) return got.cut ? 'deadline' : 'empty'
+      return undefined
+    }
   }
 
   let stop: StopReason | undefined = rows.length === 0 ? 'empty' : undefined
@@ -202,7 +236,7 @@ export async function drain(
       !rows.some((row) => row.single_consumer)
         ? plan(deadline - Date.now() - durations.batchMs(rows, config.jobs, concurrency))
         : undefined
-    const claiming: Promise<Claimed> | undefined = ahead ? settleThenClaim(ahead) : undefined
+    const claiming: Promise<Claimed | undefined> | undefined = ahead ? settleThenClaim(ahead) : undefined
     // Drivers hand the statement to the socket on a later tick; a batch of quick handlers runs
     // in microtasks and would otherwise finish before the statement even leaves.
     if (claiming) await new Promise((resolve) => setImmediate(resolve))
@@ -227,9 +261,13 @@ export async function drain(
     } else if (next && next.rows.length > 0) rows = next.rows
     else stop = await claimAgain()
   }
-  // What is left unsettled settles together with the invocation's end.
-  const { rows: end } = await db.query<SettleRow>(
-    settle(t, { ...unsettled, finish: { invocationId, queues } }),
+  // What is left unsettled settles together with the invocation's end, with the jobs a lost
+  // claim took, if any.
+  const finish = { invocationId, queues, sweep: claimLost }
+  const { rows: end } = await retrying(
+    () => db.query<SettleRow>(settle(t, { ...unsettled, finish })),
+    settleUntil,
+    retried,
   )
   tally(summary, unsettled, end[0]!)
   summary.stoppedBy = stop
@@ -256,7 +294,7 @@ function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Claimed {
 
 /** Adds what one settle did to the summary. */
 function tally(summary: DrainSummary, batch: Batch, result: SettleRow): void {
-  const matched = result.completed + result.retried + result.dead + result.handed_back
+  const matched = result.completed + result.retried + result.dead + result.handed_back - (result.swept ?? 0)
   summary.completed += result.completed - batch.expired
   summary.expired += batch.expired
   summary.retried += result.retried

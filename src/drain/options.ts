@@ -62,10 +62,14 @@ export interface DrainSummary {
   expired: number
   /**
    * Claimed but not started before the deadline (jobs ran longer than expected, or an explicit
-   * `batchSize` took more than the time allowed): back in the queue, attempt not counted.
+   * `batchSize` took more than the time allowed), and jobs taken by a claim whose reply was
+   * lost with its connection: back in the queue, attempt not counted.
    */
   handedBack: number
-  /** Settles that matched no lease any more (another drain had re-claimed the job). */
+  /**
+   * Settles that matched no lease any more: another drain had re-claimed the job, or a settle
+   * sent again after its connection dropped found that its first try had landed.
+   */
   lostLeases: number
   /** Due jobs left in the drained queues, counted up to 1,000. */
   remainingReady: number
