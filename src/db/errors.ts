@@ -10,7 +10,9 @@ export const PG = {
   DEADLOCK_DETECTED: '40P01',
   QUERY_CANCELED: '57014',
   ADMIN_SHUTDOWN: '57P01',
+  CRASH_SHUTDOWN: '57P02',
   CANNOT_CONNECT_NOW: '57P03',
+  TOO_MANY_CONNECTIONS: '53300',
 } as const
 
 const CONNECTION_CODES = new Set([
@@ -70,4 +72,28 @@ export function isDatabaseError(error: unknown): boolean {
   if (error instanceof DatabaseError) return true
   const code = field(error, 'code')
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
+}
+
+/** SQLSTATEs that say the statement did not take effect and may succeed if sent again. */
+const TRANSIENT_STATES = new Set<string>([
+  PG.SERIALIZATION_FAILURE,
+  PG.DEADLOCK_DETECTED,
+  PG.ADMIN_SHUTDOWN,
+  PG.CRASH_SHUTDOWN,
+  PG.CANNOT_CONNECT_NOW,
+  PG.TOO_MANY_CONNECTIONS,
+])
+
+/**
+ * Whether sending a statement again may succeed: the database could not be reached or the
+ * connection broke before an answer (no SQLSTATE, or class 08), the server was shutting down
+ * or starting, or it gave up on a conflict (serialization failure, deadlock). When the
+ * connection broke, the statement may have committed: only statements that are safe to send
+ * twice should be retried on this (settles are, being matched on lease tokens).
+ */
+export function isTransient(error: unknown): boolean {
+  if (!(error instanceof DatabaseError)) return false
+  if (error.code === 'DATABASE_UNAVAILABLE') return true
+  const state = error.sqlState
+  return state === undefined || state.startsWith('08') || TRANSIENT_STATES.has(state)
 }

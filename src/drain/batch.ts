@@ -19,11 +19,20 @@ export interface Clock {
   deadline: number
   /** Jobs started so far by this drain. */
   ran: number
+  /** True while the drain's first wave of jobs is being started (see mayStart). */
+  opening: boolean
 }
 
-/** Whether a job may start now: its expected duration must fit before the deadline. */
+/**
+ * Whether a job may start now: its expected duration must fit before the deadline. The drain's
+ * opening wave (the jobs of its first claim that start at once) starts whatever their expected
+ * duration, while at least half the budget is ahead: a job longer than the drain's whole budget
+ * then runs until the deadline stops it, rather than waiting forever for a longer drain.
+ */
 function mayStart(expected: number, clock: Clock): boolean {
-  return Date.now() + expected <= clock.deadline
+  const now = Date.now()
+  if (now + expected <= clock.deadline) return true
+  return clock.opening && clock.deadline - now >= (clock.deadline - clock.started) / 2
 }
 
 /**
@@ -96,7 +105,6 @@ export async function runBatch(
   const deadline = clock.deadline
   const batch = emptyBatch()
   const work = units(rows)
-  const warned = new Set<string>()
   let next = 0
   let outOfTime = false
   const handBack = (row: ClaimedRow): void => {
@@ -105,13 +113,6 @@ export async function runBatch(
   /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
   const run = async (row: ClaimedRow): Promise<boolean> => {
     const job = config.jobs.get(row.name)
-    if (job && !outOfTime && job.timeout > clock.deadline - clock.started && !warned.has(job.name)) {
-      warned.add(job.name)
-      config.logger.warn(
-        `sluice: job "${job.name}" has a ${job.timeout} ms timeout, longer than this drain's ${clock.deadline - clock.started} ms budget; ` +
-          'until a drain has seen it run, it only starts in a drain with a longer budget',
-      )
-    }
     if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
       // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
       outOfTime = true
@@ -140,7 +141,10 @@ export async function runBatch(
       for (const row of chain.slice(i + 1)) handBack(row)
     }
   }
-  await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker))
+  // Each worker starts its first job before its first await: the opening wave is started here.
+  const workers = Array.from({ length: Math.min(concurrency, work.length) }, worker)
+  clock.opening = false
+  await Promise.all(workers)
   return batch
 }
 

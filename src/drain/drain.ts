@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../config.js'
+import { isTransient } from '../db/errors.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import { DRAIN_RELAY_MIN_MS } from '../events/options.js'
@@ -7,7 +8,9 @@ import type { HookRunner } from '../jobs/hooks.js'
 import {
   type ClaimedRow,
   type ClaimParams,
+  type ClaimRow,
   claim,
+  type DurationsColumn,
   READY_CAP,
   type SettleAndClaimRow,
   type SettleRow,
@@ -15,8 +18,16 @@ import {
   settleAndClaim,
 } from '../sql/index.js'
 import { absorb, type Batch, byQueueOrder, type Clock, emptyBatch, handBackOf, runBatch } from './batch.js'
-import { type DurationBook, deadlineFrom, observedDurations } from './budget.js'
+import {
+  availableMs,
+  DURATIONS_SAMPLE,
+  DURATIONS_WINDOW_MS,
+  type DurationBook,
+  deadlineFrom,
+  observedDurations,
+} from './budget.js'
 import { type DrainOptions, type DrainSummary, drainOptionsSchema, type StopReason } from './options.js'
+import { retrying } from './retry.js'
 
 /**
  * One drain invocation: claim a batch, run it with bounded concurrency inside the time
@@ -24,6 +35,12 @@ import { type DrainOptions, type DrainSummary, drainOptionsSchema, type StopReas
  * Each batch costs one statement: the settle of the batch before it together with the
  * claim of the next, sent while the batch runs when it may (see the loop). One more
  * statement at the end settles the rest and ends the invocation.
+ *
+ * A drain claims only jobs it expects to start: each claim names the jobs whose expected
+ * duration does not fit the time left, and the claim stops before them (see the claim
+ * function). The first claim names none: its jobs start at once, with the whole budget
+ * ahead, even one longer than the budget (its signal fires at the deadline), so that no job
+ * waits forever for a drain longer than any the platform gives.
  */
 export async function drain(
   db: Db,
@@ -43,12 +60,16 @@ export async function drain(
   const options = parsed.data
   const started = Date.now()
   const queues = [...new Set(options.queues ?? config.queues)]
-  const deadline = deadlineFrom({
+  const time = {
     now: started,
     budgetMs: options.budgetMs ?? config.drain.budgetMs,
     platformRemainingMs: options.platformRemainingMs,
     safetyMarginMs: config.drain.safetyMarginMs,
-  })
+  }
+  const deadline = deadlineFrom(time)
+  // A settle that fails for a passing reason is sent again until the drain's time is up (or its
+  // leases, if sooner): its rows are matched on lease tokens, so sending it twice is safe.
+  const settleUntil = Math.min(started + availableMs(time), deadline + config.drain.leaseGraceMs)
   const concurrency = options.concurrency ?? config.drain.concurrency
   const batchSize = options.batchSize ?? Math.max(config.drain.batchSize, concurrency)
   const maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY
@@ -73,13 +94,13 @@ export async function drain(
     return summary
   }
 
-  const clock: Clock = { started, deadline, ran: 0 }
+  const clock: Clock = { started, deadline, ran: 0, opening: true }
   const jobNames = [...config.jobs.values()]
     .filter((job) => queues.includes(job.queue))
     .map((job) => job.name)
   const runtime = subscriberRuntime(db, t)
   const subscribers = config.subscribers.map((s) => s.name)
-  // No time at all (the platform's remaining time is inside the safety margin): claim nothing.
+  // No time at all (the platform has none left): claim nothing.
   if (deadline <= started) {
     summary.stoppedBy = 'deadline'
     summary.durationMs = Date.now() - started
@@ -87,14 +108,23 @@ export async function drain(
   }
   // Pending outbox entries are relayed by the first claim, when the budget allows it.
   const relay = deadline - Date.now() >= DRAIN_RELAY_MIN_MS ? config.events.drainRelayLimit : 0
-  /** Jobs the next claim takes, when the batch running now is expected to need `busyMs` more. */
-  const sizeNext = (busyMs: number): number =>
-    Math.min(
-      options.batchSize ??
-        durations.batchSize(jobNames, concurrency, batchSize, deadline - Date.now() - busyMs),
+  const expected = (name: string): number => durations.expected(name, config.jobs.get(name)?.timeout ?? 0)
+  /**
+   * The next claim when its jobs will have `availableMs` to run: the names it must leave in place
+   * (expected to take longer) and how many jobs it takes; undefined when no job of these queues fits.
+   */
+  const plan = (availableMs: number): { limit: number; defer: string[] } | undefined => {
+    if (availableMs <= 0) return undefined
+    const fit = jobNames.filter((name) => expected(name) <= availableMs)
+    if (fit.length === 0 && jobNames.length > 0) return undefined
+    const defer = jobNames.filter((name) => expected(name) > availableMs)
+    const limit = Math.min(
+      options.batchSize ?? durations.batchSize(fit, concurrency, batchSize, availableMs),
       maxJobs - summary.claimed,
     )
-  const claimParams = (limit: number, first: boolean): ClaimParams => ({
+    return { limit, defer }
+  }
+  const claimParams = (limit: number, defer: string[], first: boolean): ClaimParams => ({
     queues,
     limit,
     leaseMs: Math.max(0, deadline - Date.now()) + config.drain.leaseGraceMs,
@@ -102,43 +132,111 @@ export async function drain(
     invocationPriority: options.priority ?? 0,
     jobsDone: summary.claimed,
     subscribers,
+    defer,
     ...(first ? { relay } : {}),
   })
   /** Finished runs not settled yet: they go with the next statement. */
   let unsettled = emptyBatch()
-  /** Settles what is unsettled and claims up to `limit` more, in one statement. */
-  const settleThenClaim = async (limit: number): Promise<ClaimedRow[]> => {
+  /** A statement that claimed failed with its connection: it may have committed, its jobs unknown. */
+  let claimLost = false
+  const retried = (error: unknown, delayMs: number): void => {
+    const reason = error instanceof Error ? error.message : String(error)
+    config.logger.warn(
+      `sluice: settling a drained batch failed (${reason}); sending it again in ${delayMs} ms`,
+    )
+  }
+  /**
+   * Settles what is unsettled and claims up to `limit` more, in one statement. When that fails
+   * for a passing reason, the settle is sent again alone until it lands, and nothing is claimed
+   * (undefined); the jobs the lost statement may have claimed go back when the drain ends.
+   */
+  const settleThenClaim = async (next: { limit: number; defer: string[] }): Promise<Claimed | undefined> => {
     const batch = unsettled
     unsettled = emptyBatch()
-    const { rows } = await db.query<SettleAndClaimRow>(settleAndClaim(t, batch, claimParams(limit, false)))
-    tally(summary, batch, rows[0]!)
-    const claimed = rows.filter((row): row is SettleRow & ClaimedRow => row.id !== null)
-    summary.claimed += claimed.length
-    return claimed
+    try {
+      const { rows } = await db.query<SettleAndClaimRow>(
+        settleAndClaim(t, batch, claimParams(next.limit, next.defer, false)),
+      )
+      tally(summary, batch, rows[0]!)
+      return claimedFrom(rows)
+    } catch (error) {
+      if (!isTransient(error)) throw error
+      claimLost = true
+      retried(error, 0)
+      // Sent even when the batch is empty: it also waits, with growing pauses, for the database to answer.
+      const { rows } = await retrying(() => db.query<SettleRow>(settle(t, batch)), settleUntil, retried)
+      tally(summary, batch, rows[0]!)
+      return undefined
+    }
   }
 
-  let limit = sizeNext(0)
-  let rows: ClaimedRow[] = (await db.query<ClaimedRow>(claim(t, claimParams(limit, true)))).rows
+  // The first claim: no job is left for lack of time (its jobs start with the budget ahead), and
+  // what other processes saw the jobs take is read with it, when this process's copy is stale.
+  const opening = {
+    limit: Math.min(
+      options.batchSize ?? durations.batchSize(jobNames, concurrency, batchSize, deadline - Date.now()),
+      maxJobs,
+    ),
+    defer: [] as string[],
+  }
+  const source = `${t} ${jobNames.join(' ')}`
+  const learn = jobNames.length > 0 && durations.stale(source)
+  const { rows: firstRows } = await db.query<ClaimRow & DurationsColumn>(
+    claim(
+      t,
+      claimParams(opening.limit, opening.defer, true),
+      learn ? { names: jobNames, sinceMs: DURATIONS_WINDOW_MS, sample: DURATIONS_SAMPLE } : undefined,
+    ),
+  )
+  if (learn && firstRows.length > 0) durations.learn(source, firstRows[0]!.durations ?? {})
+  /** The latest claim: what it asked for and what it got. */
+  let latest = { ...opening, got: claimedFrom(firstRows) }
+  let rows = latest.got.rows
   summary.claimed += rows.length
-  let stop: StopReason | undefined = rows.length === 0 ? 'empty' : undefined
   let healthy = true
+
+  /** After a batch that left no batch claimed ahead: claims the next one now, or says why not. */
+  const claimAgain = async (): Promise<StopReason | undefined> => {
+    for (;;) {
+      // The latest claim found fewer jobs than it asked for: the queues had no more it could
+      // take, unless it stopped before jobs that did not fit the time left.
+      const short = latest.got.rows.length < latest.limit
+      if (short && !latest.got.cut) return 'empty'
+      if (summary.claimed >= maxJobs) return 'maxJobs'
+      const next = plan(deadline - Date.now())
+      // Not even the quickest job of these queues would fit: claim nothing more.
+      if (!next) return 'deadline'
+      // It stopped before jobs that did not fit; they still do not (the time left only shrinks),
+      // unless the batch just run taught their duration.
+      if (short && latest.defer.every((name) => next.defer.includes(name))) return 'deadline'
+      const got = await settleThenClaim(next)
+      // Lost with its connection (its settle went through alone): plan again with the time left.
+      if (!got) continue
+      latest = { ...next, got }
+      rows = got.rows
+      summary.claimed += rows.length
+      if (rows.length === 0) return got.cut ? 'deadline' : 'empty'
+      return undefined
+    }
+  }
+
+  let stop: StopReason | undefined = rows.length === 0 ? 'empty' : undefined
   while (!stop) {
     rows.sort(byQueueOrder)
-    // The queues had fewer due jobs than asked for: this is the last batch.
-    const last = rows.length < limit
     // Claim the next batch while this one runs (with the previous batch's settle, in one
     // statement), unless this batch must settle first: a single-consumer queue's failure keeps
     // its place, so nothing after it may be claimed before that is recorded; and after a batch
-    // with failures, whose settle may trip a circuit breaker the next claim has to see.
-    const busyMs = durations.batchMs(rows, config.jobs, concurrency)
-    const ahead: boolean =
-      !last &&
+    // with failures, whose settle may trip a circuit breaker the next claim has to see. Not
+    // when the queues had no more to give. Jobs claimed ahead start once this batch is done:
+    // they must fit the time it is expected to leave.
+    const ahead =
+      rows.length >= latest.limit &&
       healthy &&
       summary.claimed < maxJobs &&
-      !rows.some((row) => row.single_consumer) &&
-      deadline - Date.now() - busyMs >= durations.fastest(jobNames)
-    const aheadLimit = ahead ? sizeNext(busyMs) : 0
-    const claiming: Promise<ClaimedRow[]> | undefined = ahead ? settleThenClaim(aheadLimit) : undefined
+      !rows.some((row) => row.single_consumer)
+        ? plan(deadline - Date.now() - durations.batchMs(rows, config.jobs, concurrency))
+        : undefined
+    const claiming: Promise<Claimed | undefined> | undefined = ahead ? settleThenClaim(ahead) : undefined
     // Drivers hand the statement to the socket on a later tick; a batch of quick handlers runs
     // in microtasks and would otherwise finish before the statement even leaves.
     if (claiming) await new Promise((resolve) => setImmediate(resolve))
@@ -150,29 +248,26 @@ export async function drain(
     if (ran.status === 'rejected') throw ran.reason
     const done: Batch = ran.value
     const next = claimed.value
+    if (ahead && next) {
+      latest = { ...ahead, got: next }
+      summary.claimed += next.rows.length
+    }
     absorb(unsettled, done)
     healthy = done.failures.length === 0
     if (done.handBacks.length > 0 || deadline - Date.now() <= 0) {
       stop = 'deadline'
       // Claimed ahead but never started: back in place with the rest.
-      for (const row of next ?? []) unsettled.handBacks.push(handBackOf(row))
-    } else if (next !== undefined) {
-      if (next.length === 0) stop = 'empty'
-      limit = aheadLimit
-      rows = next
-    } else if (last) stop = 'empty'
-    else if (summary.claimed >= maxJobs) stop = 'maxJobs'
-    // Not even the quickest job of these queues would fit: claim nothing more.
-    else if (deadline - Date.now() < durations.fastest(jobNames)) stop = 'deadline'
-    else {
-      limit = sizeNext(0)
-      rows = await settleThenClaim(limit)
-      if (rows.length === 0) stop = 'empty'
-    }
+      for (const row of next?.rows ?? []) unsettled.handBacks.push(handBackOf(row))
+    } else if (next && next.rows.length > 0) rows = next.rows
+    else stop = await claimAgain()
   }
-  // What is left unsettled settles together with the invocation's end.
-  const { rows: end } = await db.query<SettleRow>(
-    settle(t, { ...unsettled, finish: { invocationId, queues } }),
+  // What is left unsettled settles together with the invocation's end, with the jobs a lost
+  // claim took, if any.
+  const finish = { invocationId, queues, sweep: claimLost }
+  const { rows: end } = await retrying(
+    () => db.query<SettleRow>(settle(t, { ...unsettled, finish })),
+    settleUntil,
+    retried,
   )
   tally(summary, unsettled, end[0]!)
   summary.stoppedBy = stop
@@ -180,9 +275,26 @@ export async function drain(
   return summary
 }
 
+/** What a claim returned: the jobs, and whether it stopped in a queue before a job that does not fit. */
+interface Claimed {
+  rows: ClaimedRow[]
+  cut: boolean
+}
+
+function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Claimed {
+  const claimed: ClaimedRow[] = []
+  let cut = false
+  for (const row of rows) {
+    if (row.id !== null) claimed.push(row as ClaimedRow)
+    // A row with no job but a name: a queue the claim stopped in for lack of time.
+    else if (row.name !== null && row.name !== undefined) cut = true
+  }
+  return { rows: claimed, cut }
+}
+
 /** Adds what one settle did to the summary. */
 function tally(summary: DrainSummary, batch: Batch, result: SettleRow): void {
-  const matched = result.completed + result.retried + result.dead + result.handed_back
+  const matched = result.completed + result.retried + result.dead + result.handed_back - (result.swept ?? 0)
   summary.completed += result.completed - batch.expired
   summary.expired += batch.expired
   summary.retried += result.retried

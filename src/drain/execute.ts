@@ -93,10 +93,18 @@ export async function execute(
     expire = reject
   })
   aborted.catch(() => {})
+  /** Set as soon as the handler's promise settles, whatever the outcome. */
+  let finished = false
   const timer = setTimeout(() => {
-    timedOut = new JobTimeoutError(limit, byDeadline)
-    controller?.abort(timedOut)
-    expire(timedOut)
+    // A loaded event loop reaches this timer late, and the handler's completion may be waiting
+    // behind it (a reply already read from a socket, an immediate): those are handled before the
+    // check phase, so a run that finished within its limit is never stopped for the loop's lateness.
+    setImmediate(() => {
+      if (finished) return
+      timedOut = new JobTimeoutError(limit, byDeadline)
+      controller?.abort(timedOut)
+      expire(timedOut)
+    })
   }, limit)
   const context: JobContext = {
     id: row.id,
@@ -124,7 +132,12 @@ export async function execute(
       const handler = job.subscriber
         ? () => job.subscriber!.handle(parsed.data as EventEnvelope, context, runtime)
         : () => job.run(parsed.data, context)
-      const value = await Promise.race([Promise.resolve().then(handler), aborted])
+      const run = Promise.resolve()
+        .then(handler)
+        .finally(() => {
+          finished = true
+        })
+      const value = await Promise.race([run, aborted])
       ran = true
       return value
     })

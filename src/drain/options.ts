@@ -37,11 +37,22 @@ export type DrainOptions = z.input<typeof drainOptionsSchema> & {
   onJob?: (run: JobRun) => void
 }
 
+/**
+ * Why a drain returned. `empty`: no due job was left that it could take (the queues are empty,
+ * or what is due is paused, held, throttled or leased by other drains). `deadline`: time ran
+ * out with jobs left that a drain with more time can run (the next drain starts with them).
+ * `maxJobs`: it claimed `maxJobs` jobs.
+ */
 export type StopReason = 'empty' | 'deadline' | 'maxJobs'
 
 export interface DrainSummary {
   invocationId: string
   queues: string[]
+  /**
+   * Jobs taken from the queues. A drain claims only jobs it expects to start and always starts
+   * those of its first claim, so `claimed > 0` means it made progress, and 0 that nothing due
+   * was left it could run: a loop `do { s = await drain() } while (s.claimed > 0)` ends.
+   */
   claimed: number
   completed: number
   /** Runs that threw or timed out: retried + deadLettered. */
@@ -49,9 +60,16 @@ export interface DrainSummary {
   retried: number
   deadLettered: number
   expired: number
-  /** Claimed but not started before the deadline: back in the queue, attempt not counted. */
+  /**
+   * Claimed but not started before the deadline (jobs ran longer than expected, or an explicit
+   * `batchSize` took more than the time allowed), and jobs taken by a claim whose reply was
+   * lost with its connection: back in the queue, attempt not counted.
+   */
   handedBack: number
-  /** Settles that matched no lease any more (another drain had re-claimed the job). */
+  /**
+   * Settles that matched no lease any more: another drain had re-claimed the job, or a settle
+   * sent again after its connection dropped found that its first try had landed.
+   */
   lostLeases: number
   /** Due jobs left in the drained queues, counted up to 1,000. */
   remainingReady: number

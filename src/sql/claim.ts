@@ -12,6 +12,21 @@ export interface ClaimParams {
   subscribers?: readonly string[]
   /** Relay up to this many pending outbox entries first, in the same statement. */
   relay?: number
+  /**
+   * Names of jobs the drain cannot finish in its time left: in each queue the claim stops before
+   * the first of them and reports the queue in a row with a null id.
+   */
+  defer?: readonly string[]
+}
+
+/** Durations recorded in job stats, read with a drain's first claim (see `withDurations`). */
+export interface DurationsRead {
+  /** Job names to learn about. */
+  names: readonly string[]
+  /** How far back to look, ms. */
+  sinceMs: number
+  /** The most stats rows read, so the read stays small whatever the traffic. */
+  sample: number
 }
 
 export interface ClaimedRow {
@@ -33,6 +48,17 @@ export interface ClaimedRow {
 }
 
 /**
+ * A claim's row: a claimed job, or (null id) a queue the claim stopped in before a job the drain
+ * cannot fit in its time left, with that job's name.
+ */
+export type ClaimRow = ClaimedRow | { id: null; queue: string; name: string }
+
+/** The first row of a claim made with `durations`: per job name, the 99th-percentile duration recorded, ms. */
+export interface DurationsColumn {
+  durations?: Record<string, number> | null
+}
+
+/**
  * Claims up to `limit` due jobs across `queues` in (priority, run_at, id) order: one call of
  * the claim function (migrations/0005_claim_settle.sql). Each queue is walked on the claim index
  * with FOR UPDATE SKIP LOCKED; paused, tripped, held and higher-priority-served queues are
@@ -41,9 +67,25 @@ export interface ClaimedRow {
  * invocation lease is registered or renewed on the way. A job with no attempts left whose
  * lease ran out is never claimed again: maintenance dead-letters it.
  */
-export function claim(t: string, p: ClaimParams): Statement {
+export function claim(t: string, p: ClaimParams, durations?: DurationsRead): Statement {
   const { text, values } = claimSource(t, p, 0)
-  return { text: `SELECT * FROM ${text}`, values }
+  if (!durations) return { text: `SELECT * FROM ${text}`, values }
+  // What other processes saw these jobs take, on the first row only (and read only when there is
+  // one): a drain that has not seen a job run yet still knows how long it takes.
+  const n = values.length
+  return {
+    text: `SELECT c.*, CASE WHEN row_number() OVER () = 1 THEN (
+  SELECT jsonb_object_agg(r.name, r.ms) FROM (
+    SELECT s.name, percentile_disc(0.99) WITHIN GROUP (ORDER BY s.duration_ms) AS ms
+    FROM (SELECT name, duration_ms FROM ${t}.job_stats
+          WHERE finished_at > now() - $${n + 2}::bigint * interval '1 millisecond' AND status = 'completed'
+            AND duration_ms IS NOT NULL AND name = ANY ($${n + 1}::text[])
+          LIMIT $${n + 3}::integer) s
+    GROUP BY s.name) r
+) END AS durations
+FROM ${text}`,
+    values: [...values, durations.names, Math.ceil(durations.sinceMs), durations.sample],
+  }
 }
 
 /**
@@ -58,9 +100,10 @@ export function claimSource(t: string, p: ClaimParams, offset: number): Statemen
     p.invocationId,
     p.invocationPriority,
     p.jobsDone,
+    p.defer ?? [],
   ]
   const $ = (n: number): string => `$${offset + n}`
-  const args = `${$(1)}::text[], ${$(2)}::integer, ${$(3)}::bigint, ${$(4)}::text, ${$(5)}::integer, ${$(6)}::integer`
+  const args = `${$(1)}::text[], ${$(2)}::integer, ${$(3)}::bigint, ${$(4)}::text, ${$(5)}::integer, ${$(6)}::integer, ${$(7)}::text[]`
   let source = `${t}.claim(${args})`
   if (p.relay !== undefined && p.relay > 0) {
     // Pending outbox entries are relayed first (relay_and_claim): the claim sees their jobs.

@@ -1,5 +1,5 @@
 import type { Statement } from '../db/types.js'
-import { type ClaimedRow, type ClaimParams, claimSource } from './claim.js'
+import { type ClaimParams, type ClaimRow, claimSource } from './claim.js'
 
 export interface Completion {
   id: string
@@ -38,7 +38,15 @@ export interface SettleParams {
   failures: readonly Failure[]
   handBacks: readonly HandBack[]
   /** Present on a drain's last statement: deregister the invocation and count what is left. */
-  finish?: { invocationId: string; queues: readonly string[] }
+  finish?: {
+    invocationId: string
+    queues: readonly string[]
+    /**
+     * Also hand back every job still leased to this invocation that this settle does not name:
+     * jobs taken by a claim whose reply was lost with its connection (see SettleRow.swept).
+     */
+    sweep?: boolean
+  }
 }
 
 export interface SettleRow {
@@ -48,6 +56,8 @@ export interface SettleRow {
   handed_back: number
   /** Due jobs left in the drained queues, counted up to READY_CAP; null unless finishing. */
   ready: number | null
+  /** With `finish.sweep`: how many of handed_back were jobs a lost claim had taken. */
+  swept?: number
 }
 
 export const READY_CAP = 1000
@@ -62,11 +72,18 @@ export const READY_CAP = 1000
  */
 export function settle(t: string, p: SettleParams): Statement {
   const { cte, call, values } = settleParts(t, p)
-  return { text: `${cte}SELECT * FROM ${call}`, values }
+  if (!p.finish?.sweep) return { text: `${cte}SELECT * FROM ${call}`, values }
+  return {
+    text: `${cte}SELECT s.*, jsonb_array_length((SELECT list FROM orphans)) AS swept FROM ${call} s`,
+    values,
+  }
 }
 
-/** A settle followed by a claim: the settle's counts on every row, then the claimed job (null when none). */
-export type SettleAndClaimRow = SettleRow & ({ id: null } | ClaimedRow)
+/**
+ * A settle followed by a claim: the settle's counts on every row, then a claim row (see ClaimRow),
+ * or nulls when the claim returned none.
+ */
+export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null })
 
 /**
  * Settles one batch and claims the next in one statement: the settle function runs first
@@ -86,7 +103,6 @@ LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL)
 }
 
 function settleParts(t: string, p: SettleParams): { cte: string; call: string; values: unknown[] } {
-  const call = `${t}.settle($1::jsonb, $2::jsonb, $3::jsonb, $4::text, $5::boolean, $6::text[])`
   const marks = p.completions.flatMap((c) =>
     c.status === 'completed' && c.mark ? [{ e: c.mark.eventId, s: c.mark.subscriber }] : [],
   )
@@ -111,21 +127,32 @@ function settleParts(t: string, p: SettleParams): { cte: string; call: string; v
     p.finish !== undefined,
     p.finish?.queues ?? [],
   ]
-  if (marks.length === 0) return { cte: '', call, values }
-  // Subscribers' completed runs are marked processed in the same statement. A run whose lease
-  // was lost is marked too: its handler did run to completion. Key order, as every writer of
-  // marks takes them, so two settles never wait on each other in a cycle.
-  values.push(JSON.stringify(marks))
-  return {
-    cte: `WITH marked AS (
+  const ctes: string[] = []
+  let back = '$3::jsonb'
+  if (marks.length > 0) {
+    // Subscribers' completed runs are marked processed in the same statement. A run whose lease
+    // was lost is marked too: its handler did run to completion. Key order, as every writer of
+    // marks takes them, so two settles never wait on each other in a cycle.
+    values.push(JSON.stringify(marks))
+    ctes.push(`marked AS (
   INSERT INTO ${t}.processed_events (event_id, subscriber)
-  SELECT DISTINCT m.e, m.s FROM jsonb_to_recordset($7::jsonb) AS m(e text, s text)
+  SELECT DISTINCT m.e, m.s FROM jsonb_to_recordset($${values.length}::jsonb) AS m(e text, s text)
   ORDER BY 1, 2
   ON CONFLICT DO NOTHING
   RETURNING 1
-)
-`,
-    call,
-    values,
+)`)
   }
+  if (p.finish?.sweep) {
+    // Jobs still leased to this invocation that this settle does not name were taken by a claim
+    // whose reply never arrived: they go back with the rest, due now, attempt uncounted.
+    values.push([...p.completions, ...p.failures, ...p.handBacks].map((r) => r.id))
+    ctes.push(`orphans AS (
+  SELECT coalesce(jsonb_agg(jsonb_build_object('i', j.id, 't', j.lease_token, 'r', now())), '[]'::jsonb) AS list
+  FROM ${t}.jobs j
+  WHERE j.leased_by = $4::text AND j.lease_token IS NOT NULL AND j.id <> ALL ($${values.length}::bigint[])
+)`)
+    back = '$3::jsonb || (SELECT list FROM orphans)'
+  }
+  const call = `${t}.settle($1::jsonb, $2::jsonb, ${back}, $4::text, $5::boolean, $6::text[])`
+  return { cte: ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : '', call, values }
 }

@@ -50,25 +50,35 @@ const jobs = () =>
   )
 
 describe('bundled drain handler (function URL, payload 2.0)', () => {
-  test('stops at the deadline Lambda reports and hands unstarted jobs back', async () => {
+  test('stops at the deadline Lambda reports; jobs longer than the time left still start at the opening', async () => {
     await env.sql('DELETE FROM $schema.jobs')
     const inputs = [1, 2, 3].map((n) => ({ userId: `u${n}`, email: `u${n}@example.com` }))
     await env.sluice.enqueueMany(welcomeEmail, inputs)
-    // welcome-email may take 10 s; the invocation has 1.5 s left (1 s of it the safety margin).
     const body = JSON.stringify({ queues: ['emails'] })
+    // No time left at all: nothing is claimed.
+    const none = await drain(
+      httpEventV2('POST', '/drain', { body, headers: await sign(SECRET, body) }),
+      lambdaContext(0),
+    )
+    expect(JSON.parse(none.body)).toMatchObject({ claimed: 0, stoppedBy: 'deadline' })
+    expect(await jobs()).toEqual(Array(3).fill({ attempts: 0, leased: false, due: true }))
+    // welcome-email may take 10 s; the invocation has 1.5 s left: the drain's opening wave
+    // starts them all the same (their signal set at the deadline) rather than leaving them to
+    // wait for an invocation longer than any this function gets.
     const result = await drain(
       httpEventV2('POST', '/drain', { body, headers: await sign(SECRET, body) }),
       lambdaContext(1_500),
     )
     expect(result.statusCode).toBe(200)
     const summary = JSON.parse(result.body)
-    expect(summary).toMatchObject({ claimed: 3, completed: 0, handedBack: 3, stoppedBy: 'deadline' })
+    expect(summary).toMatchObject({ claimed: 3, completed: 3, handedBack: 0 })
     expect(summary.durationMs).toBeLessThan(1_500)
-    // Back in the queue, due at once, no attempt counted.
-    expect(await jobs()).toEqual(Array(3).fill({ attempts: 0, leased: false, due: true }))
+    expect(await jobs()).toEqual([])
   })
 
   test('runs the jobs when the invocation has time, whatever path the function URL was called on', async () => {
+    const inputs = [4, 5, 6].map((n) => ({ userId: `u${n}`, email: `u${n}@example.com` }))
+    await env.sluice.enqueueMany(welcomeEmail, inputs)
     const result = await drain(httpEventV2('POST', '/', { body: '{}', headers: auth }), lambdaContext(30_000))
     expect(result.statusCode).toBe(200)
     expect(JSON.parse(result.body)).toMatchObject({ completed: 3, handedBack: 0, stoppedBy: 'empty' })

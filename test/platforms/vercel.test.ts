@@ -67,7 +67,7 @@ describe('bundled Vercel route handlers', () => {
     expect((await post('/api/drain', {}, CRON_SECRET)).status).toBe(401)
   })
 
-  test('a drain stops at maxDuration less the time since the request arrived', async () => {
+  test('a drain stops at maxDuration less the time since the request arrived; its opening wave runs longer jobs', async () => {
     await env.sql('DELETE FROM $schema.jobs')
     for (const n of [1, 2]) {
       const res = await post('/api/jobs/welcome-email', {
@@ -75,10 +75,14 @@ describe('bundled Vercel route handlers', () => {
       })
       expect(res.status).toBe(202)
     }
+    // welcome-email may take 10 s, the function has 1.5 s: the opening wave starts them anyway
+    // (their signal set at the deadline) rather than leaving them to wait for a longer function.
     const res = await post('/api/drain', { queues: ['emails'] })
     expect(res.status).toBe(200)
-    expect(await res.json()).toMatchObject({ claimed: 2, completed: 0, handedBack: 2, stoppedBy: 'deadline' })
-    expect(await env.sql('SELECT attempts FROM $schema.jobs')).toEqual([{ attempts: 0 }, { attempts: 0 }])
+    const summary = await res.json()
+    expect(summary).toMatchObject({ claimed: 2, completed: 2, handedBack: 0 })
+    expect(summary.durationMs).toBeLessThan(1_500)
+    expect(await env.sql('SELECT attempts FROM $schema.jobs')).toEqual([])
   })
 
   test('unknown routes are JSON 404s', async () => {
