@@ -237,6 +237,9 @@ export async function drain(
         ? plan(deadline - Date.now() - durations.batchMs(rows, config.jobs, concurrency))
         : undefined
     const claiming: Promise<Claimed | undefined> | undefined = ahead ? settleThenClaim(ahead) : undefined
+    // It may fail before the batch is awaited with it (inside the yield below): its error is read
+    // there, and must not count as an unhandled rejection meanwhile (that ends a Node process).
+    claiming?.catch(() => {})
     // Drivers hand the statement to the socket on a later tick; a batch of quick handlers runs
     // in microtasks and would otherwise finish before the statement even leaves.
     if (claiming) await new Promise((resolve) => setImmediate(resolve))

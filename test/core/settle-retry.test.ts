@@ -198,3 +198,35 @@ describe('a settle whose connection drops', () => {
     )
   })
 })
+
+test('a claim-ahead statement that fails at once fails the drain call, not the process', async () => {
+  env = await makeSluice({ jobs: [] })
+  const base = fromPg(env.admin)
+  const refused = new Error('refused before it was sent')
+  // Rejects the second settle-and-claim as soon as it is asked for. The first is sent after the
+  // first batch (whose duration the drain did not know yet); the second is sent while the second
+  // batch runs, and it fails inside the tick the drain yields to let it leave.
+  let seen = 0
+  const ahead: string[] = []
+  const db: Db = {
+    ...base,
+    query: ((statement: Statement) => {
+      if (statement.text.includes('.settle(') && statement.text.includes('.claim(') && ++seen === 2) {
+        return Promise.reject(refused)
+      }
+      return base.query(statement)
+    }) as Db['query'],
+  }
+  const job = defineJob({
+    name: 'ahead-refused',
+    input: z.number(),
+    run: () => {
+      // Whether the statement was already asked for while this job ran: it was claimed ahead.
+      ahead.push(seen === 2 ? 'ahead' : 'alone')
+    },
+  })
+  const sluice = createSluice({ database: db, schema: env.schema, jobs: [job], drain: { concurrency: 1 } })
+  await sluice.enqueueMany(job, [1, 2, 3, 4])
+  await expect(sluice.drain({ batchSize: 1 })).rejects.toBe(refused)
+  expect(ahead).toEqual(['alone', 'ahead'])
+})
