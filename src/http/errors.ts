@@ -14,10 +14,12 @@ const GENERIC_5XX: Record<number, string> = {
 }
 
 function codeForStatus(status: number): ErrorCode {
-  if (status === 401 || status === 403) return 'UNAUTHORIZED'
+  if (status === 401) return 'UNAUTHORIZED'
+  if (status === 403) return 'FORBIDDEN'
   if (status === 404 || status === 405) return 'NOT_FOUND'
   if (status === 409) return 'CONFLICT'
   if (status === 413) return 'PAYLOAD_TOO_LARGE'
+  if (status === 415) return 'UNSUPPORTED_MEDIA_TYPE'
   if (status === 501) return 'UNSUPPORTED'
   if (status === 503) return 'DATABASE_UNAVAILABLE'
   return status < 500 ? 'INVALID_INPUT' : 'INTERNAL'

@@ -57,7 +57,10 @@ describe('bundled drain handler (function URL, payload 2.0)', () => {
     // welcome-email may take 10 s; the invocation has 1.5 s left (1 s of it the safety margin).
     const body = JSON.stringify({ queues: ['emails'] })
     const result = await drain(
-      httpEventV2('POST', '/drain', { body, headers: await sign(SECRET, body) }),
+      httpEventV2('POST', '/drain', {
+        body,
+        headers: await sign(SECRET, { method: 'POST', path: '/drain', body }),
+      }),
       lambdaContext(1_500),
     )
     expect(result.statusCode).toBe(200)

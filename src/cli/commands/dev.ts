@@ -5,7 +5,7 @@ import { intFlag, type Parsed, validate } from '../args.js'
 import { noPositionals } from '../command.js'
 import { banner } from '../dev/banner.js'
 import { startDrainLoop, startMaintenance } from '../dev/loop.js'
-import { devApp, type Listening, listen, newToken } from '../dev/server.js'
+import { devApp, devHosts, type Listening, listen, newToken } from '../dev/server.js'
 import { CliError, EXIT, UsageError } from '../errors.js'
 import { formatRun } from '../job-log.js'
 import { displayPath, findConfig, loadApp } from '../load-config.js'
@@ -169,18 +169,20 @@ export async function runDev(parsed: Parsed): Promise<number> {
     const token = newToken()
     try {
       server = await listen(
-        devApp({
-          sluice: served,
-          context: {
+        (listening) =>
+          devApp({
             sluice: served,
-            app: { ...app, sluice: served },
-            where: `${where}, via this dev server`,
-          },
-          commands: COMMANDS,
-          token,
-          onError: (error) =>
-            warn(`${stamp()}  ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
-        }),
+            context: {
+              sluice: served,
+              app: { ...app, sluice: served },
+              where: `${where}, via this dev server`,
+            },
+            commands: COMMANDS,
+            token,
+            allowedHosts: devHosts(host, listening),
+            onError: (error) =>
+              warn(`${stamp()}  ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+          }),
         host,
         port,
       )
