@@ -68,6 +68,17 @@ export const defaultReporter: ErrorReporter = (error, c) => {
  */
 export function onError(report: ErrorReporter): ErrorHandler {
   return (error, c) => {
+    // The client hung up (mid-body, typically): not a failure of ours, and nobody reads the answer.
+    if (c.req.raw.signal?.aborted && !(error instanceof SluiceError) && !(error instanceof HTTPException))
+      return errorResponse(
+        {
+          error: {
+            code: 'INVALID_INPUT',
+            message: 'The client closed the connection before the request was read.',
+          },
+        },
+        400,
+      )
     let status = 500
     let body: ErrorBody = { error: { code: 'INTERNAL', message: 'Internal error.' } }
     let headers: Record<string, string> | undefined
