@@ -52,7 +52,7 @@ export async function drain(
   const concurrency = options.concurrency ?? config.drain.concurrency
   const batchSize = options.batchSize ?? Math.max(config.drain.batchSize, concurrency)
   const maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY
-  const invocationId = `drn_${crypto.randomUUID()}`
+  const invocationId = options.invocationId ?? `drn_${crypto.randomUUID()}`
   const summary: DrainSummary = {
     invocationId,
     queues,
@@ -80,8 +80,8 @@ export async function drain(
   const runtime = subscriberRuntime(db, t)
   const subscribers = config.subscribers.map((s) => s.name)
   // No time at all (the platform's remaining time is inside the safety margin): claim nothing.
-  if (deadline <= started) {
-    summary.stoppedBy = 'deadline'
+  if (deadline <= started || options.signal?.aborted) {
+    summary.stoppedBy = options.signal?.aborted ? 'stopped' : 'deadline'
     summary.durationMs = Date.now() - started
     return summary
   }
@@ -134,6 +134,7 @@ export async function drain(
     const ahead: boolean =
       !last &&
       healthy &&
+      !options.signal?.aborted &&
       summary.claimed < maxJobs &&
       !rows.some((row) => row.single_consumer) &&
       deadline - Date.now() - busyMs >= durations.fastest(jobNames)
@@ -152,8 +153,8 @@ export async function drain(
     const next = claimed.value
     absorb(unsettled, done)
     healthy = done.failures.length === 0
-    if (done.handBacks.length > 0 || deadline - Date.now() <= 0) {
-      stop = 'deadline'
+    if (done.handBacks.length > 0 || deadline - Date.now() <= 0 || options.signal?.aborted) {
+      stop = options.signal?.aborted ? 'stopped' : 'deadline'
       // Claimed ahead but never started: back in place with the rest.
       for (const row of next ?? []) unsettled.handBacks.push(handBackOf(row))
     } else if (next !== undefined) {
