@@ -41,7 +41,12 @@ async function fail(error: unknown, json: boolean, target?: Target): Promise<num
   let explained: Explained = explain(error)
   if (explained.code === 'DATABASE_UNAVAILABLE' && target?.via !== 'dev-server') {
     // `dev` and the commands that open the database themselves use DATABASE_URL when it is set.
-    const hint = unreachableHint(process.env.DATABASE_URL)
+    const sqlState =
+      typeof error === 'object' && error !== null ? (error as { sqlState?: unknown }).sqlState : undefined
+    const hint = unreachableHint(
+      process.env.DATABASE_URL,
+      typeof sqlState === 'string' ? sqlState : undefined,
+    )
     if (hint) explained = { ...explained, hint }
   }
   if (json) {
