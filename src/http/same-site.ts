@@ -83,8 +83,8 @@ const forbidden = (message: string): HttpError => new HttpError(403, 'FORBIDDEN'
 
 /**
  * Refuses, with 403 `FORBIDDEN`, a request whose `Host` is not in `allowedHosts` (when
- * given) and a request with an `Origin` other than the app's own (its `Host`) or one of
- * `allowedOrigins`. Requests without `Origin` (servers, cron, curl) pass the Origin check.
+ * given) and a request with an `Origin` other than the app's own (its `Host`, or the
+ * `X-Forwarded-Host` a proxy set) or one of `allowedOrigins`. Requests without `Origin` (servers, cron, curl) pass the Origin check.
  */
 export function sameSite(options: SameSiteOptions = {}): MiddlewareHandler {
   const hosts = options.allowedHosts?.map((entry) => splitHost(entry)!) ?? undefined
@@ -100,10 +100,15 @@ export function sameSite(options: SameSiteOptions = {}): MiddlewareHandler {
     }
     const origin = c.req.header('origin')
     if (origin !== undefined && !origins.has(origin.trim().toLowerCase())) {
+      // Behind a proxy the app's public name may be in X-Forwarded-Host. A web page cannot
+      // set that header on a request the browser sends without asking, so trusting it here
+      // opens nothing to other sites.
+      const forwarded = c.req.header('x-forwarded-host')?.split(',')[0]
+      const names = [host, ...(forwarded ? [forwarded] : [])].map(authority)
       let same = false
       try {
         const url = new URL(origin)
-        same = /^https?:$/.test(url.protocol) && url.host === authority(host)
+        same = /^https?:$/.test(url.protocol) && names.includes(url.host)
       } catch {}
       if (!same)
         throw forbidden(

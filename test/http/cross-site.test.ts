@@ -172,12 +172,37 @@ describe('deployed app: cross-site requests', () => {
       body,
     })
     expect(res.status).toBe(202)
+    // Behind a proxy that rewrites Host, the public name arrives as X-Forwarded-Host.
+    const proxied = await app.request('http://127.0.0.1:3000/jobs/greet', {
+      method: 'POST',
+      headers: {
+        ...bearer(),
+        ...json,
+        Origin: 'https://api.example.com',
+        'X-Forwarded-Host': 'api.example.com',
+      },
+      body,
+    })
+    expect(proxied.status).toBe(202)
     const cron = await app.request('https://api.example.com/maintain', { headers: bearer() })
     expect(cron.status).toBe(200)
     // A bodyless POST without a content type (curl -X POST) is not a browser form: it passes.
     expect(
       (await app.request('https://api.example.com/drain', { method: 'POST', headers: bearer() })).status,
     ).toBe(200)
+  })
+
+  test('the options are validated up front', () => {
+    expect(() => appFor(t, { allowedHosts: ['https://api.example.com'] })).toThrow(
+      /allowedHosts\.0 must be a host/,
+    )
+    expect(() => appFor(t, { allowedOrigins: ['api.example.com'] })).toThrow(
+      /allowedOrigins\.0 must be an origin/,
+    )
+    expect(() => appFor(t, { allowedOrigins: ['https://a.example.com/path'] })).toThrow(/allowedOrigins/)
+    expect(() =>
+      appFor(t, { allowedHosts: ['api.example.com', '*.example.com', '[::1]:3000'] }),
+    ).not.toThrow()
   })
 
   test('allowedHosts refuses other Host headers', async () => {
