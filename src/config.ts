@@ -196,8 +196,14 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
   const env = options.env ?? defaultEnv()
   const schema = options.schema ?? env.SLUICE_SCHEMA ?? 'sluice'
   const schemaCheck = schemaNameSchema.safeParse(schema)
-  if (!schemaCheck.success)
-    throw new ConfigError(`Invalid SLUICE_SCHEMA "${schema}": ${schemaCheck.error.issues[0]?.message}`)
+  // options.schema passed the options schema above: a bad name here came from the environment.
+  if (!schemaCheck.success) {
+    const message = schemaCheck.error.issues[0]?.message ?? 'invalid'
+    throw new ConfigError(
+      `The environment variable SLUICE_SCHEMA is not a valid schema name ("${schema.slice(0, 80)}"): ${message}`,
+      [{ path: ['env', 'SLUICE_SCHEMA'], message }],
+    )
+  }
   const database = options.database ?? env.DATABASE_URL
   if (!database) {
     throw new ConfigError('No database: pass `database` (a URL or an adapter) or set DATABASE_URL.')

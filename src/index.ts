@@ -60,7 +60,13 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
-export { SIGNATURE_HEADER, type SignedHeaders, sign, TIMESTAMP_HEADER } from './http/signature.js'
+export {
+  SIGNATURE_HEADER,
+  type SignedHeaders,
+  type SignedRequest,
+  sign,
+  TIMESTAMP_HEADER,
+} from './http/signature.js'
 export {
   type AnyContract,
   type ContractOptions,

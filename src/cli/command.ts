@@ -4,12 +4,22 @@ import type { OptionsConfig, Parsed } from './args.js'
 import { CliError, EXIT, type ExitCode, UsageError } from './errors.js'
 import type { App } from './load-config.js'
 
+/** Ctrl-C and SIGTERM, for a command that stops cleanly (see Command.interruptible). */
+export interface Interrupt {
+  /** Aborted at the first SIGINT or SIGTERM: stop starting work and finish what is running. */
+  signal: AbortSignal
+  /** Runs, for a few seconds at most, when a second signal quits at once. */
+  onQuit(cleanup: () => Promise<unknown>): void
+}
+
 /** What a command runs with, in the CLI's process or inside the dev server. */
 export interface RunContext {
   sluice: Sluice
   app: App
   /** Where the database is, for messages. */
   where: string
+  /** Set when the command runs in the CLI's own process and is interruptible. */
+  interrupt?: Interrupt
 }
 
 export interface Command<A, R> {
@@ -29,6 +39,11 @@ export interface Command<A, R> {
   /** The result for a person (the result itself is printed with --json). */
   render(result: R): string
   exitCode?(result: R): ExitCode
+  /**
+   * Takes Ctrl-C itself (ctx.interrupt): the first stops it cleanly, a second quits at once.
+   * Other commands are simply killed by Ctrl-C.
+   */
+  interruptible?: boolean
 }
 
 /** A command with its types erased, for the registry. */

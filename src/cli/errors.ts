@@ -7,6 +7,8 @@ export const EXIT = {
   USAGE: 2,
   /** The database cannot be reached, is busy (embedded, single-process), or lacks Sluice's migrations. */
   DATABASE: 3,
+  /** Stopped by SIGINT (Ctrl-C) or SIGTERM before it was done. */
+  INTERRUPTED: 130,
 } as const
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]

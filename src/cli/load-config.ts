@@ -131,9 +131,25 @@ export async function loadApp(path: string, context: ConfigContext): Promise<App
   }
 }
 
+/** The environment variable an INVALID_CONFIG error is about (its first issue's path is `env.<NAME>`). */
+function envVariableOf(error: unknown): string | undefined {
+  const issues =
+    typeof error === 'object' && error !== null ? (error as { issues?: unknown }).issues : undefined
+  const path = Array.isArray(issues) ? (issues[0] as { path?: unknown } | undefined)?.path : undefined
+  return Array.isArray(path) && path[0] === 'env' && typeof path[1] === 'string' ? path[1] : undefined
+}
+
 function loadFailure(shown: string, error: unknown, phase: 'import' | 'factory'): CliError {
   const message = error instanceof Error ? error.message : String(error)
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
+  const variable = code === 'INVALID_CONFIG' ? envVariableOf(error) : undefined
+  // The config is fine; the environment it runs in is not.
+  if (variable)
+    return new CliError(message, {
+      code: 'INVALID_CONFIG',
+      exitCode: EXIT.USAGE,
+      hint: `Fix or unset ${variable} in the environment${variable === 'SLUICE_SCHEMA' ? ' (unset, the schema is "sluice")' : ''}.`,
+    })
   // A Sluice created at import time cannot be handed the embedded database; say so when it may be why.
   const atImport = phase === 'import' && code === 'INVALID_CONFIG' && !process.env.DATABASE_URL
   return new CliError(`Loading ${shown} failed: ${message}`, {

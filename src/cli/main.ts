@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs'
 import { parseCommandArgs } from './args.js'
-import { execute } from './command.js'
+import { type AnyCommand, execute, type Interrupt } from './command.js'
 import { devHelp, runDev } from './commands/dev.js'
 import { COMMANDS } from './commands/index.js'
 import { CliError, EXIT, type Explained, explain, UsageError } from './errors.js'
@@ -41,7 +41,12 @@ async function fail(error: unknown, json: boolean, target?: Target): Promise<num
   let explained: Explained = explain(error)
   if (explained.code === 'DATABASE_UNAVAILABLE' && target?.via !== 'dev-server') {
     // `dev` and the commands that open the database themselves use DATABASE_URL when it is set.
-    const hint = unreachableHint(process.env.DATABASE_URL)
+    const sqlState =
+      typeof error === 'object' && error !== null ? (error as { sqlState?: unknown }).sqlState : undefined
+    const hint = unreachableHint(
+      process.env.DATABASE_URL,
+      typeof sqlState === 'string' ? sqlState : undefined,
+    )
     if (hint) explained = { ...explained, hint }
   }
   if (json) {
@@ -50,6 +55,40 @@ async function fail(error: unknown, json: boolean, target?: Target): Promise<num
   }
   await write(process.stderr, formatError(explained))
   return explained.exitCode
+}
+
+/**
+ * Ctrl-C and SIGTERM while an interruptible command runs here: the first aborts its signal (it
+ * stops cleanly), a second runs its quit cleanups for up to 3 s and exits 130 at once.
+ */
+function takeSignals(command: AnyCommand, releaseLock: () => void): { interrupt?: Interrupt; done(): void } {
+  if (!command.interruptible) return { done() {} }
+  const controller = new AbortController()
+  const cleanups: (() => Promise<unknown>)[] = []
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!controller.signal.aborted) {
+      process.stderr.write(
+        `\n${signal}: stopping. Jobs in progress finish first (press Ctrl-C again to quit at once).\n`,
+      )
+      controller.abort()
+      return
+    }
+    process.stderr.write('Quitting now: jobs that were running are retried once their lease runs out.\n')
+    const bounded = new Promise((resolve) => setTimeout(resolve, 3_000).unref())
+    void Promise.race([Promise.allSettled(cleanups.map((cleanup) => cleanup())), bounded]).finally(() => {
+      releaseLock()
+      process.exit(EXIT.INTERRUPTED)
+    })
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return {
+    interrupt: { signal: controller.signal, onQuit: (cleanup) => void cleanups.push(cleanup) },
+    done() {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    },
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -112,15 +151,27 @@ async function main(argv: readonly string[]): Promise<number> {
       )
       result = await runOnDevServer(server, name, args)
     } else {
+      const { lock } = target
+      const signals = takeSignals(command, () => lock?.releaseSync())
       try {
         const app = await loadApp(configPath!, { database: target.database })
         try {
-          result = await execute(command, { sluice: app.sluice, app, where: target.where }, args)
+          result = await execute(
+            command,
+            {
+              sluice: app.sluice,
+              app,
+              where: target.where,
+              ...(signals.interrupt ? { interrupt: signals.interrupt } : {}),
+            },
+            args,
+          )
         } finally {
           await app.sluice.close().catch(() => {})
         }
       } finally {
-        await target.lock?.release()
+        signals.done()
+        await lock?.release()
       }
     }
     await write(

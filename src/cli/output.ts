@@ -76,6 +76,17 @@ export function relative(at: string | null | undefined, now = Date.now()): strin
   return ms >= 0 ? `in ${duration(ms)}` : `${duration(-ms)} ago`
 }
 
+/**
+ * When something scheduled is due, from now: `in 30 s`, `due now` (up to a second late: the
+ * moment it became due, not a past event), `overdue by 2 min`.
+ */
+export function dueIn(at: string | null | undefined, now = Date.now()): string {
+  if (!at) return '—'
+  const ms = new Date(at).getTime() - now
+  if (ms > 0) return `in ${duration(ms)}`
+  return ms >= -1_000 ? 'due now' : `overdue by ${duration(-ms)}`
+}
+
 export function truncate(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ')
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat

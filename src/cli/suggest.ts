@@ -41,11 +41,11 @@ export function unknownJob(name: string, jobs: readonly AnyJob[]): CliError {
   })
 }
 
-export function unknownQueue(queue: string, queues: readonly string[]): CliError {
+export function unknownQueue(queue: string, queues: readonly string[], more = ''): CliError {
   const guess = closest(queue, queues)
   return new CliError(`No job of this app uses queue "${queue}".`, {
     code: 'UNKNOWN_QUEUE',
     exitCode: EXIT.USAGE,
-    hint: `${guess ? `Did you mean "${guess}"? ` : ''}Queues: ${queues.join(', ') || '(none)'}.`,
+    hint: `${guess ? `Did you mean "${guess}"? ` : ''}Queues: ${queues.join(', ') || '(none)'}.${more ? ` ${more}` : ''}`,
   })
 }

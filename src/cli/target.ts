@@ -117,14 +117,35 @@ export async function chooseTarget(
   })
 }
 
-/** The hint for a PostgreSQL server that does not answer, naming what was tried. */
-export function unreachableHint(database: string | undefined): string | undefined {
+/**
+ * The hint for a PostgreSQL server that cannot be used, by what went wrong: `sqlState` is
+ * the server's answer (3D000 no such database, 28xxx credentials refused, 57P03 starting
+ * up), undefined when nothing answered.
+ */
+export function unreachableHint(database: string | undefined, sqlState?: string): string | undefined {
   if (!database?.match(/^postgres(ql)?:/)) return undefined
   let at = 'the host and port in DATABASE_URL'
+  let user = 'the user in DATABASE_URL'
+  let name = 'in DATABASE_URL'
   try {
     const u = new URL(database)
     at = `${u.hostname || 'localhost'}:${u.port || '5432'}`
+    if (u.username) user = `"${decodeURIComponent(u.username)}"`
+    const db = decodeURIComponent(u.pathname.slice(1))
+    if (db || u.username) name = `"${db || decodeURIComponent(u.username)}"`
   } catch {}
+  if (sqlState === '3D000')
+    return (
+      `The server at ${at} is up, but has no database ${name}. Create it (CREATE DATABASE, or ` +
+      '`createdb`), or correct the database name in DATABASE_URL.'
+    )
+  if (sqlState?.startsWith('28'))
+    return (
+      `The server at ${at} is up, but refused user ${user}: check the user and password in ` +
+      "DATABASE_URL, and that the server's pg_hba.conf lets that user in from here."
+    )
+  if (sqlState === '57P03')
+    return `The server at ${at} is starting up or shutting down: try again in a moment.`
   return (
     `Nothing usable answers at ${at} (from DATABASE_URL). Start PostgreSQL there ` +
     '(e.g. `docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=postgres postgres:17`), correct DATABASE_URL, ' +

@@ -73,7 +73,7 @@ export async function drain(
   const concurrency = options.concurrency ?? config.drain.concurrency
   const batchSize = options.batchSize ?? Math.max(config.drain.batchSize, concurrency)
   const maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY
-  const invocationId = `drn_${crypto.randomUUID()}`
+  const invocationId = options.invocationId ?? `drn_${crypto.randomUUID()}`
   const summary: DrainSummary = {
     invocationId,
     queues,
@@ -100,9 +100,9 @@ export async function drain(
     .map((job) => job.name)
   const runtime = subscriberRuntime(db, t)
   const subscribers = config.subscribers.map((s) => s.name)
-  // No time at all (the platform has none left): claim nothing.
-  if (deadline <= started) {
-    summary.stoppedBy = 'deadline'
+  // No time at all (the platform has none left), or stopped already: claim nothing.
+  if (deadline <= started || options.signal?.aborted) {
+    summary.stoppedBy = options.signal?.aborted ? 'stopped' : 'deadline'
     summary.durationMs = Date.now() - started
     return summary
   }
@@ -232,6 +232,7 @@ export async function drain(
     const ahead =
       rows.length >= latest.limit &&
       healthy &&
+      !options.signal?.aborted &&
       summary.claimed < maxJobs &&
       !rows.some((row) => row.single_consumer)
         ? plan(deadline - Date.now() - durations.batchMs(rows, config.jobs, concurrency))
@@ -257,8 +258,8 @@ export async function drain(
     }
     absorb(unsettled, done)
     healthy = done.failures.length === 0
-    if (done.handBacks.length > 0 || deadline - Date.now() <= 0) {
-      stop = 'deadline'
+    if (done.handBacks.length > 0 || deadline - Date.now() <= 0 || options.signal?.aborted) {
+      stop = options.signal?.aborted ? 'stopped' : 'deadline'
       // Claimed ahead but never started: back in place with the rest.
       for (const row of next?.rows ?? []) unsettled.handBacks.push(handBackOf(row))
     } else if (next && next.rows.length > 0) rows = next.rows

@@ -13,6 +13,13 @@ export const drainOptionsSchema = z
     /** Higher-priority drains are preferred by later admission features; recorded on the invocation. */
     priority: z.number().int().min(-1000).max(1000).optional(),
     onJob: z.custom<(run: JobRun) => void>((v) => typeof v === 'function', 'must be a function').optional(),
+    /** The invocation's id, for a caller that must be able to end it after a failure. Default a fresh `drn_<uuid>`. */
+    invocationId: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1-100 letters, digits, "_", ".", ":" or "-"')
+      .optional(),
+    /** Aborted: claim nothing more; the batch running finishes and settles, and the drain ends (`stopped`). */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
   })
   .strict()
 
@@ -41,9 +48,10 @@ export type DrainOptions = z.input<typeof drainOptionsSchema> & {
  * Why a drain returned. `empty`: no due job was left that it could take (the queues are empty,
  * or what is due is paused, held, throttled or leased by other drains). `deadline`: time ran
  * out with jobs left that a drain with more time can run (the next drain starts with them).
- * `maxJobs`: it claimed `maxJobs` jobs.
+ * `maxJobs`: it claimed `maxJobs` jobs. `stopped`: its `signal` was aborted (claimed jobs not
+ * started went back in place).
  */
-export type StopReason = 'empty' | 'deadline' | 'maxJobs'
+export type StopReason = 'empty' | 'deadline' | 'maxJobs' | 'stopped'
 
 export interface DrainSummary {
   invocationId: string

@@ -7,6 +7,7 @@ import { readJson } from '../http/body.js'
 import { enqueueRoute } from '../http/enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
+import { hostListSchema, jsonOnly, originListSchema, sameSite } from '../http/same-site.js'
 import type { EdgeClient } from './client.js'
 
 export interface EnqueueAppOptions {
@@ -22,6 +23,10 @@ export interface EnqueueAppOptions {
   maxBodyBytes?: number
   /** Receives every 5xx failure. Default console.error. */
   onError?: ErrorReporter
+  /** As createApp's: the Host names it answers to. Default any. */
+  allowedHosts?: string[]
+  /** As createApp's: browser origins besides its own that may call it. Default none. */
+  allowedOrigins?: string[]
 }
 
 const optionsSchema = z
@@ -47,6 +52,8 @@ const optionsSchema = z
       .max(64 * 1024 * 1024)
       .optional(),
     onError: z.function().optional(),
+    allowedHosts: hostListSchema.optional(),
+    allowedOrigins: originListSchema.optional(),
   })
   .strict()
 
@@ -71,9 +78,12 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
   const app = new Hono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
+  app.use('*', sameSite(options))
+  // Signed as the full app's routes are, whatever paths they are served under here.
   app.post(
     `${options.basePath ?? '/jobs'}/:name`,
-    guard.write,
+    jsonOnly,
+    guard.write('/jobs/:name'),
     enqueueRoute(
       (name) => client.jobs.get(name),
       (job, input, opts) => client.enqueue(job, input as never, opts),
@@ -82,7 +92,7 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
   )
   const eventsPath = options.eventsPath ?? '/events'
   if (eventsPath !== false) {
-    app.post(`${eventsPath}/:topic`, guard.write, async (c) => {
+    app.post(`${eventsPath}/:topic`, jsonOnly, guard.write('/events/:topic'), async (c) => {
       const topic = assertTopic(c.req.param('topic'))
       const parsed = publishRequestSchema.safeParse(await readJson(c, maxBodyBytes))
       if (!parsed.success) {

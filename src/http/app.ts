@@ -11,6 +11,7 @@ import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from './prometheus.js'
+import { hostListSchema, jsonOnly, originListSchema, sameSite } from './same-site.js'
 
 export interface AppOptions {
   /** Credentials per route (see AppAuthOptions). `false` serves every route unauthenticated: local development only. */
@@ -25,6 +26,16 @@ export interface AppOptions {
   healthTimeoutMs?: number
   /** Receives every 5xx failure (the response itself carries no internals). Default console.error. */
   onError?: ErrorReporter
+  /**
+   * Host names this app answers to (the Host header), e.g. `['api.example.com', '*.vercel.app']`;
+   * others get 403. Default any: set it where DNS rebinding matters (a private network).
+   */
+  allowedHosts?: string[]
+  /**
+   * Browser origins besides the app's own that may call it, e.g. `['https://admin.example.com']`.
+   * A request with any other Origin header gets 403. Default none.
+   */
+  allowedOrigins?: string[]
 }
 
 const appOptionsSchema = z
@@ -40,6 +51,8 @@ const appOptionsSchema = z
       .optional(),
     healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
     onError: z.function().optional(),
+    allowedHosts: hostListSchema.optional(),
+    allowedOrigins: originListSchema.optional(),
   })
   .strict()
 
@@ -88,10 +101,13 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   const app = new Hono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
+  // Before authentication and before any body is read: see same-site.ts.
+  app.use('*', sameSite(options))
 
   app.post(
     '/jobs/:name',
-    guard.write,
+    jsonOnly,
+    guard.write('/jobs/:name'),
     enqueueRoute(
       (name) => sluice.config.jobs.get(name),
       (job, input, opts) => sluice.enqueue(job, input as never, opts),
@@ -99,7 +115,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     ),
   )
 
-  app.post('/events/:topic', guard.write, async (c) => {
+  app.post('/events/:topic', jsonOnly, guard.write('/events/:topic'), async (c) => {
     const topic = assertTopic(c.req.param('topic'))
     const body = parseBody(publishRequestSchema, await readJson(c, maxBodyBytes))
     const result = await sluice.publish(topic, body.payload, {
@@ -110,7 +126,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json(result, 202)
   })
 
-  app.post('/drain', guard.write, async (c) => {
+  app.post('/drain', jsonOnly, guard.write('/drain'), async (c) => {
     const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))
     const platformRemainingMs = remaining(options.remainingMs, c)
     const summary = await sluice.drain({
@@ -120,7 +136,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json(summary)
   })
 
-  app.on(['GET', 'POST'], '/maintain', guard.maintain, async (c) => c.json(await sluice.maintain()))
+  app.on(['GET', 'POST'], '/maintain', jsonOnly, guard.maintain, async (c) => c.json(await sluice.maintain()))
 
   app.get('/health', guard.health, async (c) => {
     const started = performance.now()

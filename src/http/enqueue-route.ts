@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import type * as z from 'zod'
-import { toIssues, UnknownJobError, ValidationError } from '../errors.js'
+import { SluiceError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
 import type { JobShape } from '../jobs/define.js'
 import { type EnqueueOptions, type EnqueueResult, enqueueRequestSchema } from '../jobs/enqueue.js'
 import { readJson, under } from './body.js'
@@ -18,7 +18,8 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
  * The `POST …/:name` enqueue handler shared by the full app and the edge app: body
  * `{ input, delay?, runAt?, priority? }`; 202 with the result when a job was written
  * (enqueued, or blocked behind a concurrency limit), 200 when uniqueness or a limit's
- * discard policy made it a no-op; 400 with issue paths into the body; 404 for unknown jobs.
+ * discard policy made it a no-op; 400 with issue paths into the body; 404 for unknown jobs
+ * and for subscribers (their jobs come from publish).
  */
 export function enqueueRoute(
   find: (name: string) => JobShape | undefined,
@@ -29,6 +30,15 @@ export function enqueueRoute(
     const name = c.req.param('name') ?? ''
     const job = find(name)
     if (!job) throw new UnknownJobError(name)
+    // Before the body is read: a subscriber's input is the internal event envelope.
+    const subscriber = (job as { subscriber?: { topic: string } }).subscriber
+    if (subscriber)
+      throw new SluiceError(
+        'UNKNOWN_JOB',
+        `"${name}" is a subscriber, not a job to enqueue: publish an event with POST /events/<topic> ` +
+          `(it takes topics matching "${subscriber.topic}").`,
+        { status: 404 },
+      )
     const body = parseBody(enqueueRequestSchema, await readJson(c, maxBodyBytes))
     // Checked here as well as in enqueue so that issue paths point into the request body.
     const input = job.input.safeParse(body.input)

@@ -14,10 +14,12 @@ const GENERIC_5XX: Record<number, string> = {
 }
 
 function codeForStatus(status: number): ErrorCode {
-  if (status === 401 || status === 403) return 'UNAUTHORIZED'
+  if (status === 401) return 'UNAUTHORIZED'
+  if (status === 403) return 'FORBIDDEN'
   if (status === 404 || status === 405) return 'NOT_FOUND'
   if (status === 409) return 'CONFLICT'
   if (status === 413) return 'PAYLOAD_TOO_LARGE'
+  if (status === 415) return 'UNSUPPORTED_MEDIA_TYPE'
   if (status === 501) return 'UNSUPPORTED'
   if (status === 503) return 'DATABASE_UNAVAILABLE'
   return status < 500 ? 'INVALID_INPUT' : 'INTERNAL'
@@ -66,6 +68,17 @@ export const defaultReporter: ErrorReporter = (error, c) => {
  */
 export function onError(report: ErrorReporter): ErrorHandler {
   return (error, c) => {
+    // The client hung up (mid-body, typically): not a failure of ours, and nobody reads the answer.
+    if (c.req.raw.signal?.aborted && !(error instanceof SluiceError) && !(error instanceof HTTPException))
+      return errorResponse(
+        {
+          error: {
+            code: 'INVALID_INPUT',
+            message: 'The client closed the connection before the request was read.',
+          },
+        },
+        400,
+      )
     let status = 500
     let body: ErrorBody = { error: { code: 'INTERNAL', message: 'Internal error.' } }
     let headers: Record<string, string> | undefined

@@ -1,3 +1,4 @@
+import type { Context } from 'hono'
 import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import {
@@ -7,7 +8,9 @@ import {
   bearerAuth,
   cronAuth,
   denyAll,
-  signatureAuth,
+  middleware,
+  type SignatureVerifier,
+  signatureVerifier,
 } from './auth.js'
 
 export interface AppAuthOptions {
@@ -20,6 +23,11 @@ export interface AppAuthOptions {
   cronSecret?: string
   /** Signature timestamp window, either way, ms. Default 5 minutes. */
   toleranceMs?: number
+  /**
+   * Also accept legacy `v1=` signatures (timestamp and body only, not bound to the route).
+   * Default true through the 0.1 releases; set false once every sender signs `v2=`.
+   */
+  legacySignatures?: boolean
   /** Serve /health without credentials. Default true. */
   publicHealth?: boolean
   /** Serve /metrics without credentials. Default false (bearer token required). */
@@ -28,9 +36,12 @@ export interface AppAuthOptions {
 
 /** Which credentials each group of routes accepts. */
 export interface RouteGuards {
-  /** /jobs/*, /events/*, /drain: bearer token or signature. */
-  write: AuthMiddleware
-  /** /maintain: bearer token, signature or the cron secret. */
+  /**
+   * /jobs/*, /events/*, /drain: bearer token, or a signature made for `route` (a pattern
+   * such as `/jobs/:name`, its parameters filled in from the request).
+   */
+  write(route: string): AuthMiddleware
+  /** /maintain: bearer token, signature for `/maintain` or the cron secret. */
   maintain: AuthMiddleware
   metrics: AuthMiddleware
   health: AuthMiddleware
@@ -45,6 +56,7 @@ const appAuthSchema = z
     secrets: z.array(z.string()).optional(),
     cronSecret: z.string().optional(),
     toleranceMs: z.number().optional(),
+    legacySignatures: z.boolean().optional(),
     publicHealth: z.boolean().optional(),
     publicMetrics: z.boolean().optional(),
   })
@@ -65,8 +77,17 @@ function secretsFromEnv(value: string | undefined): string[] {
  * Builds the route guards. Fails closed: with no secret at all (neither option nor
  * environment) it throws, and only an explicit `auth: false` serves routes unauthenticated.
  */
+/** The path a request for `route` is signed with: `/jobs/:name` → `/jobs/send-email`. */
+export function signedPath(route: string, c: Context): string {
+  return route.replace(/:([A-Za-z]+)/g, (_, param: string) => c.req.param(param) ?? '')
+}
+
+const signedFor = (verify: SignatureVerifier, route: string): AuthMiddleware =>
+  middleware((c) => verify(c, signedPath(route, c)))
+
 export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes: number): RouteGuards {
-  if (auth === false) return { write: allowAll, maintain: allowAll, metrics: allowAll, health: allowAll }
+  if (auth === false)
+    return { write: () => allowAll, maintain: allowAll, metrics: allowAll, health: allowAll }
   const checked = appAuthSchema.safeParse(auth)
   if (!checked.success) {
     const first = checked.error.issues[0]
@@ -84,18 +105,20 @@ export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes
     )
   }
   const bearer = secrets.length > 0 ? bearerAuth({ tokens: secrets }) : denyAll
-  const signature =
+  const verify =
     secrets.length > 0
-      ? signatureAuth({
+      ? signatureVerifier({
           secrets,
           maxBodyBytes,
           ...(auth.toleranceMs === undefined ? {} : { toleranceMs: auth.toleranceMs }),
+          ...(auth.legacySignatures === undefined ? {} : { legacySignatures: auth.legacySignatures }),
         })
-      : denyAll
+      : undefined
+  const signature = (route: string): AuthMiddleware => (verify ? signedFor(verify, route) : denyAll)
   const cron = cronSecret === undefined ? denyAll : cronAuth({ secret: cronSecret })
   return {
-    write: anyAuth(bearer, signature),
-    maintain: anyAuth(bearer, signature, cron),
+    write: (route) => anyAuth(bearer, signature(route)),
+    maintain: anyAuth(bearer, signature('/maintain'), cron),
     metrics: auth.publicMetrics ? allowAll : bearer,
     health: auth.publicHealth === false ? bearer : allowAll,
   }

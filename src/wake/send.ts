@@ -33,7 +33,9 @@ export function wake(options: WakeOptions, queue: string, count = 1): Promise<nu
     const body = JSON.stringify({ queues: [queue], wakeId: crypto.randomUUID() })
     try {
       const headers: Record<string, string> = { 'content-type': 'application/json' }
-      if (options.secret) Object.assign(headers, await sign(options.secret, body))
+      // Signed for the drain route, whatever path SLUICE_DRAIN_URL serves it under.
+      if (options.secret)
+        Object.assign(headers, await sign(options.secret, { method: 'POST', path: '/drain', body }))
       const response = await fetch(url, {
         method: 'POST',
         headers,

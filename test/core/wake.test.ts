@@ -20,7 +20,8 @@ afterEach(async () => {
 async function drainEndpoint(): Promise<{ url: string; wakes: { queues: string[] }[]; rejected: number }> {
   const state = { url: '', wakes: [] as { queues: string[] }[], rejected: 0 }
   const app = new Hono()
-  app.post('/drain', signatureAuth({ secrets: [SECRET] }), async (c) => {
+  // Served under a path of its own: wake-ups sign the drain route, not the URL's path.
+  app.post('/hooks/sluice-drain', signatureAuth({ secrets: [SECRET], path: '/drain' }), async (c) => {
     const { queues } = await c.req.json()
     state.wakes.push({ queues })
     return c.json({ ok: true })
@@ -41,7 +42,7 @@ async function drainEndpoint(): Promise<{ url: string; wakes: { queues: string[]
     res.end(await response.text())
   })
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-  state.url = `http://127.0.0.1:${(server!.address() as AddressInfo).port}/drain`
+  state.url = `http://127.0.0.1:${(server!.address() as AddressInfo).port}/hooks/sluice-drain`
   return state
 }
 

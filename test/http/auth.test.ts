@@ -17,6 +17,8 @@ import {
 
 const greet = defineJob({ name: 'greet', input: z.object({ who: z.string() }), run: () => {} })
 const body = JSON.stringify({ input: { who: 'signed' } })
+/** What a request to POST /jobs/greet signs. */
+const greetRequest = (sent: string = body) => ({ method: 'POST', path: '/jobs/greet', body: sent })
 
 describe('route auth', () => {
   let t: TestSluice
@@ -65,40 +67,42 @@ describe('route auth', () => {
   })
 
   test('a signed request is accepted, with either secret', async () => {
-    expect((await signedPost(await sign(SECRET, body))).status).toBe(202)
-    expect((await signedPost(await sign(NEXT_SECRET, body))).status).toBe(202)
+    expect((await signedPost(await sign(SECRET, greetRequest()))).status).toBe(202)
+    expect((await signedPost(await sign(NEXT_SECRET, greetRequest()))).status).toBe(202)
     expect(await countJobs(t)).toBe(2)
   })
 
   test('a signed GET /maintain (empty body) is accepted', async () => {
-    const res = await app.request('/maintain', { headers: await sign(SECRET, '') })
+    const res = await app.request('/maintain', {
+      headers: await sign(SECRET, { method: 'GET', path: '/maintain' }),
+    })
     expect(res.status).toBe(200)
   })
 
   test('signed with a wrong secret: 401', async () => {
-    await expectRejected(await signedPost(await sign('sk_attacker_guess_12345678', body)))
+    await expectRejected(await signedPost(await sign('sk_attacker_guess_12345678', greetRequest())))
   })
 
   test('a tampered body: 401', async () => {
-    const headers = await sign(SECRET, body)
+    const headers = await sign(SECRET, greetRequest())
     await expectRejected(await signedPost(headers, body.replace('signed', 'forged')))
   })
 
   test('a tampered timestamp: 401', async () => {
-    const headers = await sign(SECRET, body)
+    const headers = await sign(SECRET, greetRequest())
     const moved = { ...headers, 'Sluice-Timestamp': String(Number(headers['Sluice-Timestamp']) + 1) }
     await expectRejected(await signedPost(moved))
   })
 
   test('expired and future timestamps: 401', async () => {
-    await expectRejected(await signedPost(await sign(SECRET, body, Date.now() - 301_000)))
-    await expectRejected(await signedPost(await sign(SECRET, body, Date.now() + 301_000)))
+    await expectRejected(await signedPost(await sign(SECRET, greetRequest(), Date.now() - 301_000)))
+    await expectRejected(await signedPost(await sign(SECRET, greetRequest(), Date.now() + 301_000)))
     // Inside the window either way is fine.
-    expect((await signedPost(await sign(SECRET, body, Date.now() + 60_000))).status).toBe(202)
+    expect((await signedPost(await sign(SECRET, greetRequest(), Date.now() + 60_000))).status).toBe(202)
   })
 
   test('malformed signature headers: 401', async () => {
-    const good = await sign(SECRET, body)
+    const good = await sign(SECRET, greetRequest())
     await expectRejected(await signedPost({ 'Sluice-Signature': good['Sluice-Signature'] }))
     await expectRejected(await signedPost({ 'Sluice-Timestamp': good['Sluice-Timestamp'] }))
     await expectRejected(await signedPost({ ...good, 'Sluice-Signature': 'v1=zz' }))
@@ -107,7 +111,7 @@ describe('route auth', () => {
   })
 
   test('a replayed request: 401 the second time, nothing touched', async () => {
-    const headers = await sign(SECRET, body)
+    const headers = await sign(SECRET, greetRequest())
     expect((await signedPost(headers)).status).toBe(202)
     await t.sql('DELETE FROM $schema.jobs')
     t.statements.reset()
@@ -115,13 +119,13 @@ describe('route auth', () => {
     // The same signature with upper-case hex is the same signature.
     const upper = {
       ...headers,
-      'Sluice-Signature': `v1=${headers['Sluice-Signature'].slice(3).toUpperCase()}`,
+      'Sluice-Signature': `v2=${headers['Sluice-Signature'].slice(3).toUpperCase()}`,
     }
     await expectRejected(await signedPost(upper))
   })
 
   test('concurrent copies of one signed request: exactly one passes', async () => {
-    const headers = await sign(SECRET, body)
+    const headers = await sign(SECRET, greetRequest())
     const results = await Promise.all(Array.from({ length: 5 }, () => signedPost(headers)))
     expect(results.map((r) => r.status).sort()).toEqual([202, 401, 401, 401, 401])
     expect(await countJobs(t)).toBe(1)

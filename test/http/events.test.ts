@@ -27,6 +27,21 @@ describe('POST /events/:topic', () => {
     t.statements.reset()
   })
 
+  test('POST /jobs/<subscriber> is a 404 that points to /events, whatever the body; nothing written', async () => {
+    for (const body of [{ input: { id: 'o1' } }, { input: { topic: 'orders.created', payload: {} } }]) {
+      const res = await postJson(app, '/jobs/order-created', body)
+      expect(res.status).toBe(404)
+      const error = await errorOf(res)
+      expect(error.code).toBe('UNKNOWN_JOB')
+      expect(error.message).toMatch(
+        /"order-created" is a subscriber.*POST \/events\/<topic>.*"orders\.created"/,
+      )
+      expect(error.issues).toBeUndefined()
+    }
+    expect(t.statements.count).toBe(0)
+    expect(await countJobs(t)).toBe(0)
+  })
+
   test('202 with the event id and the jobs written, in one statement', async () => {
     const res = await postJson(app, '/events/orders.created', {
       payload: { id: 'o1' },

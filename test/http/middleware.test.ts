@@ -27,7 +27,7 @@ describe('middleware factories on their own', () => {
     const ok = await plain.request('/hook', {
       method: 'POST',
       body: payload,
-      headers: await sign(SECRET, payload),
+      headers: await sign(SECRET, { method: 'POST', path: '/hook', body: payload }),
     })
     expect(ok.status).toBe(200)
     expect(await ok.json()).toEqual({ hello: 'world' })
@@ -42,8 +42,12 @@ describe('middleware factories on their own', () => {
     expect((await plain.request('/cron', { headers: bearer(SECRET) })).status).toBe(401)
   })
 
-  test('sign() produces v1 hex of HMAC-SHA256 over "<timestamp>.<body>"', async () => {
-    const headers = await sign('key_for_a_known_vector', 'body', 1_700_000_000_000)
+  test('sign() produces v2 hex of HMAC-SHA256 over "<timestamp>\\n<METHOD>\\n<path>\\n<body>"', async () => {
+    const headers = await sign(
+      'key_for_a_known_vector',
+      { method: 'post', path: '/drain', body: 'body' },
+      1_700_000_000_000,
+    )
     expect(headers['Sluice-Timestamp']).toBe('1700000000000')
     const key = await crypto.subtle.importKey(
       'raw',
@@ -53,10 +57,29 @@ describe('middleware factories on their own', () => {
       ['sign'],
     )
     const mac = new Uint8Array(
-      await crypto.subtle.sign('HMAC', key, new TextEncoder().encode('1700000000000.body')),
+      await crypto.subtle.sign('HMAC', key, new TextEncoder().encode('1700000000000\nPOST\n/drain\nbody')),
     )
     const hex = [...mac].map((b) => b.toString(16).padStart(2, '0')).join('')
-    expect(headers['Sluice-Signature']).toBe(`v1=${hex}`)
-    await expect(sign(SECRET, 'x', -1)).rejects.toThrow(TypeError)
+    expect(headers['Sluice-Signature']).toBe(`v2=${hex}`)
+    const request = { method: 'POST', path: '/drain' }
+    await expect(sign(SECRET, request, -1)).rejects.toThrow(TypeError)
+    await expect(sign(SECRET, { ...request, path: 'drain' })).rejects.toThrow(TypeError)
+    await expect(sign(SECRET, { ...request, path: '/drain\nPOST' })).rejects.toThrow(TypeError)
+    await expect(sign(SECRET, { ...request, method: 'PO ST' })).rejects.toThrow(TypeError)
+    // The old call shape, sign(secret, body), is refused rather than signing something else.
+    await expect(sign(SECRET, 'body' as never)).rejects.toThrow(TypeError)
+  })
+
+  test('signatureAuth checks the path it is told senders sign', async () => {
+    const plain = new Hono()
+    plain.post('/api/v1/hook', signatureAuth({ secrets: [SECRET], path: '/hook' }), (c) => c.text('ok'))
+    const send = async (path: string) =>
+      plain.request('/api/v1/hook', {
+        method: 'POST',
+        body: '{}',
+        headers: await sign(SECRET, { method: 'POST', path, body: '{}' }),
+      })
+    expect((await send('/hook')).status).toBe(200)
+    expect((await send('/api/v1/hook')).status).toBe(401)
   })
 })

@@ -57,7 +57,10 @@ describe('bundled drain handler (function URL, payload 2.0)', () => {
     const body = JSON.stringify({ queues: ['emails'] })
     // No time left at all: nothing is claimed.
     const none = await drain(
-      httpEventV2('POST', '/drain', { body, headers: await sign(SECRET, body) }),
+      httpEventV2('POST', '/drain', {
+        body,
+        headers: await sign(SECRET, { method: 'POST', path: '/drain', body }),
+      }),
       lambdaContext(0),
     )
     expect(JSON.parse(none.body)).toMatchObject({ claimed: 0, stoppedBy: 'deadline' })
@@ -66,7 +69,10 @@ describe('bundled drain handler (function URL, payload 2.0)', () => {
     // starts them all the same (their signal set at the deadline) rather than leaving them to
     // wait for an invocation longer than any this function gets.
     const result = await drain(
-      httpEventV2('POST', '/drain', { body, headers: await sign(SECRET, body) }),
+      httpEventV2('POST', '/drain', {
+        body,
+        headers: await sign(SECRET, { method: 'POST', path: '/drain', body }),
+      }),
       lambdaContext(1_500),
     )
     expect(result.statusCode).toBe(200)

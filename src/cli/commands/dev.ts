@@ -5,7 +5,7 @@ import { intFlag, type Parsed, validate } from '../args.js'
 import { noPositionals } from '../command.js'
 import { banner } from '../dev/banner.js'
 import { startDrainLoop, startMaintenance } from '../dev/loop.js'
-import { devApp, type Listening, listen, newToken } from '../dev/server.js'
+import { devApp, devHosts, type Listening, listen, newToken } from '../dev/server.js'
 import { CliError, EXIT, UsageError } from '../errors.js'
 import { formatRun } from '../job-log.js'
 import { displayPath, findConfig, loadApp } from '../load-config.js'
@@ -79,6 +79,8 @@ export async function runDev(parsed: Parsed): Promise<number> {
     onStop = resolve
   })
   let lock: Lock | undefined
+  /** What a second signal does before quitting: end the drain invocation in progress. */
+  let quit: (() => Promise<void>) | undefined
   const onSignal = (signal: NodeJS.Signals): void => {
     if (!requested) {
       requested = signal
@@ -87,8 +89,11 @@ export async function runDev(parsed: Parsed): Promise<number> {
       return
     }
     warn('Quitting now: jobs that were running are retried once their lease runs out.')
-    lock?.releaseSync()
-    process.exit(130)
+    const bounded = new Promise((resolve) => setTimeout(resolve, 3_000).unref())
+    void Promise.race([quit?.().catch(() => {}), bounded]).finally(() => {
+      lock?.releaseSync()
+      process.exit(130)
+    })
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
@@ -134,6 +139,7 @@ export async function runDev(parsed: Parsed): Promise<number> {
           `${stamp()}  drain failed: ${(error as Error).message ?? error}; trying again in ${retryInMs / 1000} s`,
         ),
     })
+    quit = () => loop.abandon()
     const base = sluice
     // What the HTTP routes and the commands run through this server use: enqueues and
     // publishes wake the loop, and every drain's runs are logged here.
@@ -169,18 +175,20 @@ export async function runDev(parsed: Parsed): Promise<number> {
     const token = newToken()
     try {
       server = await listen(
-        devApp({
-          sluice: served,
-          context: {
+        (listening) =>
+          devApp({
             sluice: served,
-            app: { ...app, sluice: served },
-            where: `${where}, via this dev server`,
-          },
-          commands: COMMANDS,
-          token,
-          onError: (error) =>
-            warn(`${stamp()}  ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
-        }),
+            context: {
+              sluice: served,
+              app: { ...app, sluice: served },
+              where: `${where}, via this dev server`,
+            },
+            commands: COMMANDS,
+            token,
+            allowedHosts: devHosts(host, listening),
+            onError: (error) =>
+              warn(`${stamp()}  ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+          }),
         host,
         port,
       )

@@ -2,6 +2,8 @@ import * as z from 'zod'
 import type { DrainSummary, JobRun } from '../../drain/options.js'
 import { intFlag, listFlag, nameFlag, validate } from '../args.js'
 import { defineCommand, noPositionals } from '../command.js'
+import { EXIT } from '../errors.js'
+import { endInvocation } from '../invocation.js'
 import { formatRun } from '../job-log.js'
 import { duration } from '../output.js'
 import { unknownQueue } from '../suggest.js'
@@ -29,6 +31,7 @@ const STOPPED: Record<string, string> = {
   empty: 'the queues are empty',
   deadline: 'the time budget ran out',
   maxJobs: 'it reached --max-jobs',
+  stopped: 'it was interrupted',
 }
 
 export const drain = defineCommand<Args, Result>({
@@ -45,7 +48,9 @@ Lists every run (name, id, attempt, outcome, duration), then the counts.
   --concurrency n   handlers running at once (default: the config's, normally 10)
 
 Jobs that fail are retried or dead-lettered as usual and do not change the exit code:
-read "failed" in the --json output.`,
+read "failed" in the --json output. Ctrl-C (or SIGTERM) stops claiming: the jobs running
+finish and settle, and it exits 130; a second Ctrl-C quits at once (the jobs that were
+running are retried once their lease runs out). Either way the drain's invocation ends.`,
   options: {
     queues: { type: 'string', multiple: true },
     budget: { type: 'string' },
@@ -63,21 +68,34 @@ read "failed" in the --json output.`,
       ...(v.concurrency !== undefined ? { concurrency: v.concurrency } : {}),
     }
   },
-  async run({ sluice }, args) {
+  async run({ sluice, interrupt }, args) {
     for (const queue of args.queues ?? []) {
       if (!sluice.config.queues.includes(queue)) throw unknownQueue(queue, sluice.config.queues)
     }
     const runs: JobRun[] = []
     let runsNotListed = 0
-    const summary = await sluice.drain({
-      ...args,
-      onJob: (run) => {
-        if (runs.length < MAX_LISTED) runs.push(run)
-        else runsNotListed++
-      },
-    })
+    // Chosen here so that it can be ended when the drain cannot end it itself.
+    const invocationId = `drn_${crypto.randomUUID()}`
+    interrupt?.onQuit(() => endInvocation(sluice, invocationId))
+    let summary: DrainSummary
+    try {
+      summary = await sluice.drain({
+        ...args,
+        invocationId,
+        ...(interrupt ? { signal: interrupt.signal } : {}),
+        onJob: (run) => {
+          if (runs.length < MAX_LISTED) runs.push(run)
+          else runsNotListed++
+        },
+      })
+    } catch (error) {
+      await endInvocation(sluice, invocationId).catch(() => {})
+      throw error
+    }
     return { ...summary, runs, runsNotListed }
   },
+  interruptible: true,
+  exitCode: (r) => (r.stoppedBy === 'stopped' ? EXIT.INTERRUPTED : EXIT.OK),
   render(r) {
     const lines = r.runs.map((run) => formatRun(run, false))
     if (r.runsNotListed) lines.push(`… and ${r.runsNotListed} more runs`)

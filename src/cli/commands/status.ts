@@ -8,7 +8,7 @@ import {
   status as statusSql,
 } from '../../sql/status.js'
 import { defineCommand, noPositionals } from '../command.js'
-import { relative, table, truncate } from '../output.js'
+import { dueIn, relative, table, truncate } from '../output.js'
 import { queueTable } from './queues.js'
 
 interface Result {
@@ -80,7 +80,7 @@ every queue, the drains running now (invocations) and each maintenance task's la
             r.maintenance.map((m) => [
               m.task,
               relative(m.lastStartedAt, now),
-              relative(m.nextRunAt, now),
+              dueIn(m.nextRunAt, now),
               m.lastRows ?? '—',
               m.lastError ? truncate(m.lastError, 60) : '',
             ]),

@@ -1,9 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { createAdaptorServer } from '@hono/node-server'
 import { Hono } from 'hono'
 import { createApp } from '../../http/app.js'
 import { notFound } from '../../http/errors.js'
+import { sameSite } from '../../http/same-site.js'
 import type { Sluice } from '../../sluice.js'
 import type { AnyCommand, RunContext } from '../command.js'
 import { execute } from '../command.js'
@@ -16,7 +18,30 @@ export interface DevServerOptions {
   context: RunContext
   commands: ReadonlyMap<string, AnyCommand>
   token: string
+  /** The Host names it answers to (see devHosts): any other is a DNS-rebinding page. */
+  allowedHosts: readonly string[]
   onError(error: unknown): void
+}
+
+const bracket = (h: string): string => (h.includes(':') ? `[${h}]` : h)
+
+/**
+ * The Host headers the dev server accepts: localhost, 127.0.0.1 and [::1] on its port,
+ * plus the address it was told to listen on (every interface's, for 0.0.0.0 or ::).
+ */
+export function devHosts(host: string, port: number): string[] {
+  const names = new Set(['localhost', '127.0.0.1', '::1'])
+  if (host === '0.0.0.0' || host === '::') {
+    for (const list of Object.values(networkInterfaces()))
+      for (const address of list ?? [])
+        if (host === '::' || address.family === 'IPv4') names.add(address.address)
+  } else {
+    names.add(host.replace(/^\[|\]$/g, ''))
+  }
+  return [...names].flatMap((name) => {
+    const shown = bracket(name.replace(/%.*$/, ''))
+    return port === 80 ? [`${shown}:80`, shown] : [`${shown}:${port}`]
+  })
 }
 
 export const newToken = (): string => randomBytes(24).toString('base64url')
@@ -37,6 +62,8 @@ function sameToken(given: string | undefined, token: string): boolean {
 export function devApp(options: DevServerOptions): Hono {
   const root = new Hono()
   root.notFound(notFound)
+  // A web page can reach localhost: no foreign Host (DNS rebinding) and no foreign Origin, on any route.
+  root.use('*', sameSite({ allowedHosts: options.allowedHosts }))
   root.use('/_dev/*', async (c, next) => {
     if (!sameToken(c.req.header(TOKEN_HEADER), options.token)) {
       return c.json({ error: { code: 'UNAUTHORIZED', message: 'Missing or wrong dev token.' } }, 401)
@@ -77,9 +104,20 @@ export interface Listening {
   close(): Promise<void>
 }
 
-/** Listens on host:port (0 picks a free port). Rejects on EADDRINUSE and the like. */
-export async function listen(app: Hono, host: string, port: number): Promise<Listening> {
-  const server = createAdaptorServer({ fetch: app.fetch })
+/**
+ * Listens on host:port (0 picks a free port) and serves `app`, or the app `app(port)` makes
+ * once the port is known. Rejects on EADDRINUSE and the like.
+ */
+export async function listen(
+  app: Hono | ((port: number) => Hono),
+  host: string,
+  port: number,
+): Promise<Listening> {
+  let served: Hono | undefined = typeof app === 'function' ? undefined : app
+  const server = createAdaptorServer({
+    fetch: (request, env) =>
+      served ? served.fetch(request, env) : new Response('Starting.', { status: 503 }),
+  })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
@@ -88,9 +126,9 @@ export async function listen(app: Hono, host: string, port: number): Promise<Lis
     })
   })
   const address = server.address() as AddressInfo
+  if (typeof app === 'function') served = app(address.port)
   const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
   const shownHost = ['127.0.0.1', '::1', 'localhost'].includes(local) ? 'localhost' : local
-  const bracket = (h: string): string => (h.includes(':') ? `[${h}]` : h)
   return {
     url: `http://${bracket(shownHost)}:${address.port}`,
     localUrl: `http://${bracket(local)}:${address.port}`,
