@@ -2,6 +2,7 @@ import * as z from 'zod'
 import { isClientLike } from '../db/client.js'
 import type { Queryable } from '../db/types.js'
 import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
+import { MAX_SCHEDULE_MS } from '../jobs/define.js'
 import { type WakeOptions, wake } from '../wake/send.js'
 import { type NewEvent, publishEvents, publishWithWake } from './sql.js'
 import { assertTopic } from './topics.js'
@@ -37,12 +38,7 @@ export const headersSchema = z
 export const publishOptionsSchema = z
   .object({
     eventId: eventIdSchema.optional(),
-    delay: z
-      .number()
-      .int()
-      .min(0)
-      .max(10 * 365 * 86_400_000)
-      .optional(),
+    delay: z.number().int().min(0).max(MAX_SCHEDULE_MS).optional(),
     headers: headersSchema.optional(),
     tx: z
       .custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method')

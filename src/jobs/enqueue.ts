@@ -19,12 +19,12 @@ import {
   type NewJob,
 } from '../sql/enqueue.js'
 import { assertContractMatches, isContract } from './contract.js'
-import { type AnyJob, type JobShape, prioritySchema } from './define.js'
+import { type AnyJob, type JobShape, MAX_SCHEDULE_MS, prioritySchema } from './define.js'
 
 export interface EnqueueOptions {
   /** Run no sooner than this many ms from now (the database's clock). */
   delay?: number
-  /** Run no sooner than this moment. Wins over `delay`. */
+  /** Run no sooner than this moment, at most 10 years before or after now. Wins over `delay`. */
   runAt?: Date | string
   /** 0..32767, lower runs first. Default: the job's priority. */
   priority?: number
@@ -34,15 +34,18 @@ export interface EnqueueOptions {
   tx?: unknown
 }
 
+/** A moment within MAX_SCHEDULE_MS of now, either way: years 1 and 9999 are refused, not stored. */
+const withinReach = (value: Date | string): boolean =>
+  Math.abs(new Date(value).getTime() - Date.now()) <= MAX_SCHEDULE_MS
+const REACH = { message: 'must be within 10 years of now, before or after' }
+
 export const enqueueOptionsSchema = z
   .object({
-    delay: z
-      .number()
-      .int()
-      .min(0)
-      .max(10 * 365 * 86_400_000)
+    delay: z.number().int().min(0).max(MAX_SCHEDULE_MS).optional(),
+    runAt: z
+      .union([z.date(), z.iso.datetime({ offset: true })])
+      .refine(withinReach, REACH)
       .optional(),
-    runAt: z.union([z.date(), z.iso.datetime({ offset: true })]).optional(),
     priority: prioritySchema.optional(),
     batch: z
       .string()
@@ -59,7 +62,7 @@ export const enqueueRequestSchema = z
   .object({
     input: z.unknown(),
     delay: enqueueOptionsSchema.shape.delay,
-    runAt: z.iso.datetime({ offset: true }).optional(),
+    runAt: z.iso.datetime({ offset: true }).refine(withinReach, REACH).optional(),
     priority: enqueueOptionsSchema.shape.priority,
   })
   .strict()
