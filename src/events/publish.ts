@@ -3,6 +3,7 @@ import { isClientLike } from '../db/client.js'
 import type { Queryable } from '../db/types.js'
 import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
 import { MAX_SCHEDULE_MS } from '../jobs/define.js'
+import { assertStorable, jsonPath, jsonProblem } from '../json.js'
 import { type WakeOptions, wake } from '../wake/send.js'
 import { type NewEvent, publishEvents, publishWithWake } from './sql.js'
 import { assertTopic } from './topics.js'
@@ -31,7 +32,10 @@ export const headersSchema = z
     z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
-    z.string().max(1024),
+    z
+      .string()
+      .max(1024)
+      .refine((value) => jsonProblem(value) === null, 'must not contain NUL characters or lone surrogates'),
   )
   .refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers')
 
@@ -72,11 +76,13 @@ export function preparePublish(
   assertTopic(topic)
   const opts = publishOptionsSchema.safeParse(options)
   if (!opts.success) {
+    const issues = toIssues(opts.error.issues)
     throw new ValidationError(
-      `Invalid publish options: ${opts.error.issues[0]?.path.join('.')} ${opts.error.issues[0]?.message}`,
-      toIssues(opts.error.issues),
+      `Invalid publish options at ${jsonPath('', issues[0]?.path ?? []) || '(root)'}: ${issues[0]?.message}`,
+      issues,
     )
   }
+  assertStorable(payload, 'payload', `Invalid payload for topic "${topic}"`, ['payload'])
   let json: string
   try {
     json = JSON.stringify(payload ?? null) ?? 'null'

@@ -10,6 +10,7 @@ import {
   UnknownJobError,
   ValidationError,
 } from '../errors.js'
+import { assertStorable, jsonPath, jsonProblem } from '../json.js'
 import {
   type ControlledRow,
   enqueueControlled,
@@ -92,6 +93,27 @@ export function resolveJob<T extends JobShape = AnyJob>(
   return found
 }
 
+/**
+ * The input as the job's schema accepts it, or a ValidationError whose message names the field
+ * (`input.a.b[3]`): first anything PostgreSQL cannot store or nested too deep to walk safely
+ * (see jsonProblem), then the schema. Issue paths start with `prefix`.
+ */
+export function validateInput(
+  job: JobShape,
+  input: unknown,
+  prefix: readonly (string | number)[] = [],
+): unknown {
+  const context = `Invalid input for job "${job.name}"`
+  assertStorable(input, 'input', context, prefix)
+  const parsed = job.input.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issues = toIssues(parsed.error.issues)
+  throw new ValidationError(
+    `${context} at ${jsonPath('input', issues[0]?.path ?? [])}: ${issues[0]?.message}`,
+    issues.map((issue) => ({ ...issue, path: [...prefix, ...issue.path] })),
+  )
+}
+
 /** Validates input and options and builds the row; throws before anything is written. */
 export function prepare(
   job: JobShape,
@@ -101,20 +123,13 @@ export function prepare(
 ): NewJob {
   const opts = enqueueOptionsSchema.safeParse(options)
   if (!opts.success) {
+    const issues = toIssues(opts.error.issues)
     throw new ValidationError(
-      `Invalid enqueue options: ${opts.error.issues[0]?.message}`,
-      toIssues(opts.error.issues),
+      `Invalid enqueue options at ${jsonPath('', issues[0]?.path ?? []) || '(root)'}: ${issues[0]?.message}`,
+      issues,
     )
   }
-  const parsed = job.input.safeParse(input)
-  if (!parsed.success) {
-    const first = parsed.error.issues[0]
-    const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
-    throw new ValidationError(
-      `Invalid input for job "${job.name}"${where}: ${first?.message}`,
-      toIssues(parsed.error.issues),
-    )
-  }
+  const accepted = validateInput(job, input)
   // The input as given is stored; the handler sees it parsed again, transforms applied.
   const payload = JSON.stringify(input ?? null)
   const bytes = encoder.encode(payload).length
@@ -133,7 +148,7 @@ export function prepare(
   if (job.concurrency) {
     const { limit, ttl, onConflict } = job.concurrency
     row.concurrency = {
-      key: controlKey(job, 'concurrency', job.concurrency.key, parsed.data),
+      key: controlKey(job, 'concurrency', job.concurrency.key, accepted),
       limit,
       ttlMs: ttl,
       onConflict,
@@ -142,7 +157,7 @@ export function prepare(
   if (job.unique) {
     const { strategy, onConflict, ttl } = job.unique
     row.unique = {
-      key: controlKey(job, 'unique', job.unique.key, parsed.data),
+      key: controlKey(job, 'unique', job.unique.key, accepted),
       strategy,
       onConflict,
       ttlMs: ttl,
@@ -153,9 +168,10 @@ export function prepare(
 
 function controlKey(job: JobShape, kind: string, fn: (input: never) => string, input: unknown): string {
   const key = fn(input as never)
-  if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
-    throw new ValidationError(`The ${kind} key of job "${job.name}" must be a string of 1-512 characters.`, [
-      { path: [kind, 'key'], message: 'must be a string of 1-512 characters' },
+  if (typeof key !== 'string' || key.length === 0 || key.length > 512 || jsonProblem(key) !== null) {
+    const rule = 'must be a string of 1-512 characters, without NUL or lone surrogates'
+    throw new ValidationError(`The ${kind} key of job "${job.name}" ${rule}.`, [
+      { path: [kind, 'key'], message: rule },
     ])
   }
   return key
