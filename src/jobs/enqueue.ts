@@ -3,6 +3,7 @@ import { fromClient, isClientLike } from '../db/client.js'
 import { sqlStateOf } from '../db/errors.js'
 import type { Queryable, Statement } from '../db/types.js'
 import {
+  ConfigError,
   ConflictError,
   PayloadTooLargeError,
   SluiceError,
@@ -114,6 +115,36 @@ export function validateInput(
   )
 }
 
+/**
+ * What enqueue stores: the schema's output as JSON, which the handler gets parsed again by the
+ * same schema. A schema that refuses its own output (a transform that changes the type, or
+ * z.date(), whose Date is stored as a string) would fail every run of the job: the enqueue
+ * fails instead, before anything is written.
+ */
+function storedPayload(job: JobShape, output: unknown, maxPayloadBytes: number): string {
+  const context = `The input schema of job "${job.name}"`
+  const problem = jsonProblem(output)
+  if (problem) {
+    throw new ConfigError(
+      `${context} returned a value that cannot be stored: ${jsonPath('input', problem.path)} ${problem.message}.`,
+    )
+  }
+  const payload = JSON.stringify(output ?? null)
+  const bytes = encoder.encode(payload).length
+  if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
+  const again = job.input.safeParse(JSON.parse(payload))
+  if (!again.success) {
+    const [first] = toIssues(again.error.issues)
+    throw new ConfigError(
+      `${context} refuses its own output (at ${jsonPath('input', first?.path ?? [])}: ${first?.message}), ` +
+        'so its handler could never run. The stored input is the output of the schema, parsed again before ' +
+        'each run: the schema must accept what it returns (z.coerce.date() rather than z.date(); a transform ' +
+        'that changes the type belongs in the handler).',
+    )
+  }
+  return payload
+}
+
 /** Validates input and options and builds the row; throws before anything is written. */
 export function prepare(
   job: JobShape,
@@ -130,10 +161,7 @@ export function prepare(
     )
   }
   const accepted = validateInput(job, input)
-  // The input as given is stored; the handler sees it parsed again, transforms applied.
-  const payload = JSON.stringify(input ?? null)
-  const bytes = encoder.encode(payload).length
-  if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
+  const payload = storedPayload(job, accepted, maxPayloadBytes)
   const { runAt, delay, priority, batch } = opts.data
   const row: NewJob = {
     queue: job.queue,

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
-import { defineJob, defineSubscriber, ValidationError } from '../../src/index.js'
+import {
+  ConfigError,
+  defineJob,
+  defineSubscriber,
+  type SluiceError,
+  ValidationError,
+} from '../../src/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 // Values PostgreSQL cannot store, or that would crash a recursive walk, get a 400 naming the
@@ -165,5 +171,56 @@ describe('depth, numbers and values JSON has no form for', () => {
     await refused(env.sluice.enqueue(anything, cyclic))
     await refused(env.sluice.publish('nobody.listens', cyclic))
     await expectNothingWritten()
+  })
+})
+
+describe('what is stored is what validation accepted', () => {
+  test('unknown keys are dropped: junk, isAdmin, __proto__', async () => {
+    const sent = JSON.parse(
+      `{"name": "ada", "isAdmin": true, "__proto__": {"isAdmin": true}, "junk": "${'x'.repeat(200_000)}"}`,
+    )
+    const { id } = await env.sluice.enqueue(profile, sent)
+    const [row] = await env.sql<{ payload: unknown; bytes: number }>(
+      'SELECT payload, octet_length(payload::text) AS bytes FROM $schema.jobs WHERE id = $1',
+      [id],
+    )
+    expect(row).toEqual({ payload: { name: 'ada' }, bytes: 15 })
+    await env.sluice.drain()
+    expect(seen).toEqual([{ name: 'ada' }])
+    expect((seen[0] as { isAdmin?: unknown }).isAdmin).toBeUndefined()
+  })
+
+  test('enqueueMany stores each parsed output', async () => {
+    await env.sluice.enqueueMany(profile, [{ name: 'a', extra: 1 } as never, { name: 'b', tags: [] }])
+    const rows = await env.sql<{ payload: unknown }>('SELECT payload FROM $schema.jobs ORDER BY id')
+    expect(rows.map((r) => r.payload)).toEqual([{ name: 'a' }, { name: 'b', tags: [] }])
+  })
+
+  test('transforms that accept their own output are stored applied and parsed again by the handler', async () => {
+    await env.sluice.enqueue(contact, { email: '  Ada@Example.COM ', since: '2026-01-02T03:04:05Z' } as never)
+    const [row] = await env.sql<{ payload: unknown }>('SELECT payload FROM $schema.jobs')
+    expect(row!.payload).toEqual({ email: 'ada@example.com', since: '2026-01-02T03:04:05.000Z' })
+    await env.sluice.drain()
+    expect(seen).toEqual([{ email: 'ada@example.com', since: new Date('2026-01-02T03:04:05Z') }])
+  })
+
+  test.each([
+    ['a transform that changes the type', lengthOf, 'abc'],
+    ['z.date(), whose output is stored as a string', when, { at: new Date() }],
+  ])('%s fails the enqueue (INVALID_CONFIG), not every run', async (_, job, input) => {
+    const error = (await env.sluice.enqueue(job, input as never).catch((e: unknown) => e)) as SluiceError
+    expect(error).toBeInstanceOf(ConfigError)
+    expect(error.code).toBe('INVALID_CONFIG')
+    expect(error.message).toContain(`"${job.name}"`)
+    await expectNothingWritten()
+  })
+
+  test('an event is stored as published; each subscriber gets what its schema accepts', async () => {
+    const published = { orderId: 'o_1', isAdmin: true, note: 'for other subscribers' }
+    await env.sluice.publish('orders.created', published, { headers: { tenant: 'acme' } })
+    const [row] = await env.sql<{ payload: { payload: unknown } }>('SELECT payload FROM $schema.jobs')
+    expect(row!.payload.payload).toEqual(published)
+    await env.sluice.drain()
+    expect(seen).toEqual([{ payload: { orderId: 'o_1' }, headers: { tenant: 'acme' } }])
   })
 })

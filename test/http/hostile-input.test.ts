@@ -105,4 +105,24 @@ describe('full app only', () => {
     })
     expect(await written()).toBe(0)
   })
+
+  test('unknown keys in the input are not stored', async () => {
+    const res = await postJson(apps[0]![1](), '/jobs/profile', {
+      input: { name: 'ada', isAdmin: true, junk: 'x'.repeat(100_000) },
+    })
+    expect(res.status).toBe(202)
+    const rows = await t.sql<{ payload: unknown }>('SELECT payload FROM $schema.jobs')
+    expect(rows).toEqual([{ payload: { name: 'ada' } }])
+  })
+
+  test('the edge app stores what validation accepted too', async () => {
+    const res = await postJson(
+      apps[1]![1](),
+      '/jobs/profile',
+      `{"input": {"name": "bo", "__proto__": {"isAdmin": true}}}`,
+    )
+    expect(res.status).toBe(202)
+    const rows = await t.sql<{ payload: unknown }>('SELECT payload FROM $schema.jobs')
+    expect(rows).toEqual([{ payload: { name: 'bo' } }])
+  })
 })
