@@ -22,51 +22,53 @@ function stringProblem(value: string, what: string): string | null {
   return null
 }
 
-function walk(value: unknown, depth: number, maxDepth: number, key: string): JsonProblem | null {
-  switch (typeof value) {
-    case 'string': {
-      const message = stringProblem(value, '')
-      return message ? { path: [], message } : null
-    }
-    case 'number':
-      return Number.isFinite(value) ? null : { path: [], message: `is ${value}: JSON numbers are finite` }
-    case 'boolean':
-    case 'undefined':
-      return null
-    case 'bigint':
-    case 'symbol':
-    case 'function':
-      return { path: [], message: `is a ${typeof value}, which JSON has no form for` }
+const found = (message: string, path: (string | number)[] = []): JsonProblem => ({ path, message })
+
+function walk(value: unknown, depth: number, maxDepth: number, key: string | number): JsonProblem | null {
+  if (typeof value === 'string') {
+    const message = stringProblem(value, '')
+    return message === null ? null : found(message)
+  }
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? null : found(`is ${value}: JSON numbers are finite`)
+  if (typeof value !== 'object') {
+    return typeof value === 'boolean' || value === undefined
+      ? null
+      : found(`is a ${typeof value}, which JSON has no form for`)
   }
   if (value === null) return null
+  if (Array.isArray(value)) return walkArray(value, depth, maxDepth)
   // As JSON.stringify does: a value with toJSON (a Date) is stored as what toJSON returns.
   const toJSON = (value as { toJSON?: unknown }).toJSON
   if (typeof toJSON === 'function') {
-    const json: unknown = toJSON.call(value, key)
-    return typeof json === 'object' && json !== null
-      ? walkContainer(json, depth, maxDepth)
-      : walk(json, depth, maxDepth, key)
+    const json: unknown = toJSON.call(value, String(key))
+    if (typeof json !== 'object' || json === null) return walk(json, depth, maxDepth, key)
+    return Array.isArray(json) ? walkArray(json, depth, maxDepth) : walkObject(json, depth, maxDepth)
   }
-  return walkContainer(value as object, depth, maxDepth)
+  return walkObject(value, depth, maxDepth)
 }
 
-function walkContainer(value: object, depth: number, maxDepth: number): JsonProblem | null {
-  if (depth >= maxDepth)
-    return { path: [], message: `nests deeper than ${maxDepth} levels of arrays and objects` }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const problem = walk(value[i], depth + 1, maxDepth, String(i))
-      if (problem) {
-        problem.path.unshift(i)
-        return problem
-      }
+const tooDeep = (maxDepth: number): JsonProblem =>
+  found(`nests deeper than ${maxDepth} levels of arrays and objects`)
+
+function walkArray(value: readonly unknown[], depth: number, maxDepth: number): JsonProblem | null {
+  if (depth >= maxDepth) return tooDeep(maxDepth)
+  for (let i = 0; i < value.length; i++) {
+    const problem = walk(value[i], depth + 1, maxDepth, i)
+    if (problem) {
+      problem.path.unshift(i)
+      return problem
     }
-    return null
   }
+  return null
+}
+
+function walkObject(value: object, depth: number, maxDepth: number): JsonProblem | null {
+  if (depth >= maxDepth) return tooDeep(maxDepth)
   const record = value as Record<string, unknown>
   for (const key of Object.keys(record)) {
     const message = stringProblem(key, 'the key ')
-    if (message) return { path: [key], message }
+    if (message !== null) return found(message, [key])
     const problem = walk(record[key], depth + 1, maxDepth, key)
     if (problem) {
       problem.path.unshift(key)

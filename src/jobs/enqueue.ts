@@ -115,6 +115,9 @@ export function validateInput(
   )
 }
 
+/** How JSON.stringify writes a NUL or a lone surrogate (an escaped backslash can look alike). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/
+
 /**
  * What enqueue stores: the schema's output as JSON, which the handler gets parsed again by the
  * same schema. A schema that refuses its own output (a transform that changes the type, or
@@ -123,15 +126,24 @@ export function validateInput(
  */
 function storedPayload(job: JobShape, output: unknown, maxPayloadBytes: number): string {
   const context = `The input schema of job "${job.name}"`
-  const problem = jsonProblem(output)
+  let payload: string
+  try {
+    payload = JSON.stringify(output ?? null)
+  } catch (error) {
+    throw new ConfigError(`${context} returned a value JSON cannot hold: ${(error as Error).message}`)
+  }
+  // The input was walked before the schema saw it; this catches what a transform added.
+  const problem = UNSTORABLE_ESCAPE.test(payload) ? jsonProblem(output) : null
   if (problem) {
     throw new ConfigError(
       `${context} returned a value that cannot be stored: ${jsonPath('input', problem.path)} ${problem.message}.`,
     )
   }
-  const payload = JSON.stringify(output ?? null)
-  const bytes = encoder.encode(payload).length
-  if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most payloads need no counting.
+  if (payload.length * 3 > maxPayloadBytes) {
+    const bytes = encoder.encode(payload).length
+    if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
+  }
   const again = job.input.safeParse(JSON.parse(payload))
   if (!again.success) {
     const [first] = toIssues(again.error.issues)
@@ -145,6 +157,18 @@ function storedPayload(job: JobShape, output: unknown, maxPayloadBytes: number):
   return payload
 }
 
+type ParsedOptions = z.output<typeof enqueueOptionsSchema>
+
+function parseOptions(options: EnqueueOptions): ParsedOptions {
+  const opts = enqueueOptionsSchema.safeParse(options)
+  if (opts.success) return opts.data
+  const issues = toIssues(opts.error.issues)
+  throw new ValidationError(
+    `Invalid enqueue options at ${jsonPath('', issues[0]?.path ?? []) || '(root)'}: ${issues[0]?.message}`,
+    issues,
+  )
+}
+
 /** Validates input and options and builds the row; throws before anything is written. */
 export function prepare(
   job: JobShape,
@@ -152,17 +176,13 @@ export function prepare(
   options: EnqueueOptions,
   maxPayloadBytes: number,
 ): NewJob {
-  const opts = enqueueOptionsSchema.safeParse(options)
-  if (!opts.success) {
-    const issues = toIssues(opts.error.issues)
-    throw new ValidationError(
-      `Invalid enqueue options at ${jsonPath('', issues[0]?.path ?? []) || '(root)'}: ${issues[0]?.message}`,
-      issues,
-    )
-  }
+  return buildRow(job, input, parseOptions(options), maxPayloadBytes)
+}
+
+function buildRow(job: JobShape, input: unknown, opts: ParsedOptions, maxPayloadBytes: number): NewJob {
   const accepted = validateInput(job, input)
   const payload = storedPayload(job, accepted, maxPayloadBytes)
-  const { runAt, delay, priority, batch } = opts.data
+  const { runAt, delay, priority, batch } = opts
   const row: NewJob = {
     queue: job.queue,
     name: job.name,
@@ -235,9 +255,10 @@ export function prepareMany(
   maxPayloadBytes: number,
 ): NewJob[] {
   if (!Array.isArray(inputs)) throw new ValidationError('enqueueMany takes an array of inputs.')
+  const opts = parseOptions(options)
   return inputs.map((input, i) => {
     try {
-      return prepare(job, input, options, maxPayloadBytes)
+      return buildRow(job, input, opts, maxPayloadBytes)
     } catch (error) {
       if (error instanceof SluiceError && error.issues) {
         throw new ValidationError(

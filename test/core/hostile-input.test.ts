@@ -30,6 +30,7 @@ const contact = defineJob({
 })
 const lengthOf = defineJob({ name: 'length-of', input: z.string().transform((s) => s.length), run: () => {} })
 const when = defineJob({ name: 'when', input: z.object({ at: z.date() }), run: () => {} })
+const padded = defineJob({ name: 'padded', input: z.string().transform((s) => `${s}\u0000`), run: () => {} })
 const orders = defineSubscriber({
   name: 'order-audit',
   topic: 'orders.#',
@@ -40,7 +41,7 @@ const orders = defineSubscriber({
 let env: TestSluice
 beforeAll(async () => {
   env = await makeSluice({
-    jobs: [anything, nested, profile, contact, lengthOf, when],
+    jobs: [anything, nested, profile, contact, lengthOf, when, padded],
     subscribers: [orders],
   })
 })
@@ -207,6 +208,7 @@ describe('what is stored is what validation accepted', () => {
   test.each([
     ['a transform that changes the type', lengthOf, 'abc'],
     ['z.date(), whose output is stored as a string', when, { at: new Date() }],
+    ['a transform that adds a NUL', padded, 'abc'],
   ])('%s fails the enqueue (INVALID_CONFIG), not every run', async (_, job, input) => {
     const error = (await env.sluice.enqueue(job, input as never).catch((e: unknown) => e)) as SluiceError
     expect(error).toBeInstanceOf(ConfigError)
