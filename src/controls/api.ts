@@ -5,6 +5,7 @@ import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
 import { resolveJob } from '../jobs/enqueue.js'
+import { assertStorable } from '../json.js'
 import { assertName } from '../names.js'
 import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
 import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from './queues.js'
@@ -75,6 +76,7 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
     },
     async createBatch(options = {}) {
       const properties = options.properties ?? {}
+      assertStorable(properties, 'properties', 'Invalid batch properties', ['properties'])
       callbackJob(options.onFinish, 'onFinish', properties)
       callbackJob(options.onSuccess, 'onSuccess', properties)
       callbackJob(options.onDiscard, 'onDiscard', properties)

@@ -1,10 +1,10 @@
 import { Hono } from 'hono'
 import * as z from 'zod'
-import { ConfigError, toIssues, ValidationError } from '../errors.js'
+import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import { readJson } from '../http/body.js'
-import { enqueueRoute } from '../http/enqueue-route.js'
+import { enqueueRoute, parseBody } from '../http/enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
 import { hostListSchema, jsonOnly, originListSchema, sameSite } from '../http/same-site.js'
@@ -94,16 +94,10 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
   if (eventsPath !== false) {
     app.post(`${eventsPath}/:topic`, jsonOnly, guard.write('/events/:topic'), async (c) => {
       const topic = assertTopic(c.req.param('topic'))
-      const parsed = publishRequestSchema.safeParse(await readJson(c, maxBodyBytes))
-      if (!parsed.success) {
-        const first = parsed.error.issues[0]
-        const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
-        throw new ValidationError(
-          `Invalid request body${where}: ${first?.message}`,
-          toIssues(parsed.error.issues),
-        )
-      }
-      const { payload, eventId, delay, headers } = parsed.data
+      const { payload, eventId, delay, headers } = parseBody(
+        publishRequestSchema,
+        await readJson(c, maxBodyBytes),
+      )
       const result = await client.publish(topic, payload, {
         ...(eventId === undefined ? {} : { eventId }),
         ...(delay === undefined ? {} : { delay }),

@@ -3,6 +3,7 @@ import type { ResolvedConfig } from '../config.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import { target } from '../jobs/enqueue.js'
+import { jsonPath } from '../json.js'
 import { nameSchema } from '../names.js'
 import { type PublishOptions, type PublishResult, preparePublish, publishAndWake } from './publish.js'
 import { replayEvents } from './sql.js'
@@ -48,11 +49,10 @@ export function eventsApi(db: () => Promise<Db>, t: string, config: ResolvedConf
       if (!wordsMatch(words, topicWords)) continue
       const parsed = sub.subscriber.payload.safeParse(payload)
       if (parsed.success) continue
-      const first = parsed.error.issues[0]
-      const where = first?.path.length ? ` at payload.${first.path.join('.')}` : ''
+      const issues = toIssues(parsed.error.issues)
       throw new ValidationError(
-        `The payload for topic "${topic}" does not fit subscriber "${sub.name}"${where}: ${first?.message}`,
-        toIssues(parsed.error.issues).map((issue) => ({ ...issue, path: ['payload', ...issue.path] })),
+        `The payload for topic "${topic}" does not fit subscriber "${sub.name}" at ${jsonPath('payload', issues[0]?.path ?? [])}: ${issues[0]?.message}`,
+        issues.map((issue) => ({ ...issue, path: ['payload', ...issue.path] })),
       )
     }
   }

@@ -2,6 +2,8 @@ import * as z from 'zod'
 import { isClientLike } from '../db/client.js'
 import type { Queryable } from '../db/types.js'
 import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
+import { MAX_SCHEDULE_MS } from '../jobs/define.js'
+import { assertStorable, jsonPath, jsonProblem } from '../json.js'
 import { type WakeOptions, wake } from '../wake/send.js'
 import { type NewEvent, publishEvents, publishWithWake } from './sql.js'
 import { assertTopic } from './topics.js'
@@ -30,19 +32,17 @@ export const headersSchema = z
     z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
-    z.string().max(1024),
+    z
+      .string()
+      .max(1024)
+      .refine((value) => jsonProblem(value) === null, 'must not contain NUL characters or lone surrogates'),
   )
   .refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers')
 
 export const publishOptionsSchema = z
   .object({
     eventId: eventIdSchema.optional(),
-    delay: z
-      .number()
-      .int()
-      .min(0)
-      .max(10 * 365 * 86_400_000)
-      .optional(),
+    delay: z.number().int().min(0).max(MAX_SCHEDULE_MS).optional(),
     headers: headersSchema.optional(),
     tx: z
       .custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method')
@@ -76,11 +76,13 @@ export function preparePublish(
   assertTopic(topic)
   const opts = publishOptionsSchema.safeParse(options)
   if (!opts.success) {
+    const issues = toIssues(opts.error.issues)
     throw new ValidationError(
-      `Invalid publish options: ${opts.error.issues[0]?.path.join('.')} ${opts.error.issues[0]?.message}`,
-      toIssues(opts.error.issues),
+      `Invalid publish options at ${jsonPath('', issues[0]?.path ?? []) || '(root)'}: ${issues[0]?.message}`,
+      issues,
     )
   }
+  assertStorable(payload, 'payload', `Invalid payload for topic "${topic}"`, ['payload'])
   let json: string
   try {
     json = JSON.stringify(payload ?? null) ?? 'null'

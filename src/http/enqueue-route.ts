@@ -2,16 +2,23 @@ import type { Context } from 'hono'
 import type * as z from 'zod'
 import { SluiceError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
 import type { JobShape } from '../jobs/define.js'
-import { type EnqueueOptions, type EnqueueResult, enqueueRequestSchema } from '../jobs/enqueue.js'
-import { readJson, under } from './body.js'
+import {
+  type EnqueueOptions,
+  type EnqueueResult,
+  enqueueRequestSchema,
+  validateInput,
+} from '../jobs/enqueue.js'
+import { jsonPath } from '../json.js'
+import { readJson } from './body.js'
 
 /** Parses a request body with a zod schema; a failure is a 400 naming the first issue. */
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body)
   if (parsed.success) return parsed.data
-  const first = parsed.error.issues[0]
-  const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
-  throw new ValidationError(`Invalid request body${where}: ${first?.message}`, toIssues(parsed.error.issues))
+  const issues = toIssues(parsed.error.issues)
+  const path = issues[0]?.path ?? []
+  const where = path.length ? ` at ${jsonPath('', path)}` : ''
+  throw new ValidationError(`Invalid request body${where}: ${issues[0]?.message}`, issues)
 }
 
 /**
@@ -41,15 +48,7 @@ export function enqueueRoute(
       )
     const body = parseBody(enqueueRequestSchema, await readJson(c, maxBodyBytes))
     // Checked here as well as in enqueue so that issue paths point into the request body.
-    const input = job.input.safeParse(body.input)
-    if (!input.success) {
-      const first = input.error.issues[0]
-      const where = first?.path.length ? `.${first.path.join('.')}` : ''
-      throw new ValidationError(
-        `Invalid input for job "${job.name}" at input${where}: ${first?.message}`,
-        under('input', toIssues(input.error.issues)),
-      )
-    }
+    validateInput(job, body.input, ['input'])
     const result = await enqueue(job, body.input, {
       ...(body.delay === undefined ? {} : { delay: body.delay }),
       ...(body.runAt === undefined ? {} : { runAt: body.runAt }),

@@ -11,6 +11,9 @@ export const DEFAULT_QUEUE = 'default'
 
 export const prioritySchema = z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY)
 
+/** How far from now a job or event may be scheduled, either way: the largest `delay`, the reach of `runAt`. */
+export const MAX_SCHEDULE_MS = 10 * 365 * 86_400_000
+
 /** What a handler is told about the job it runs. */
 export interface JobContext {
   id: string

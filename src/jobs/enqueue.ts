@@ -3,6 +3,7 @@ import { fromClient, isClientLike } from '../db/client.js'
 import { sqlStateOf } from '../db/errors.js'
 import type { Queryable, Statement } from '../db/types.js'
 import {
+  ConfigError,
   ConflictError,
   PayloadTooLargeError,
   SluiceError,
@@ -10,6 +11,7 @@ import {
   UnknownJobError,
   ValidationError,
 } from '../errors.js'
+import { assertStorable, jsonPath, jsonProblem } from '../json.js'
 import {
   type ControlledRow,
   enqueueControlled,
@@ -19,12 +21,12 @@ import {
   type NewJob,
 } from '../sql/enqueue.js'
 import { assertContractMatches, isContract } from './contract.js'
-import { type AnyJob, type JobShape, prioritySchema } from './define.js'
+import { type AnyJob, type JobShape, MAX_SCHEDULE_MS, prioritySchema } from './define.js'
 
 export interface EnqueueOptions {
   /** Run no sooner than this many ms from now (the database's clock). */
   delay?: number
-  /** Run no sooner than this moment. Wins over `delay`. */
+  /** Run no sooner than this moment, at most 10 years before or after now. Wins over `delay`. */
   runAt?: Date | string
   /** 0..32767, lower runs first. Default: the job's priority. */
   priority?: number
@@ -34,15 +36,18 @@ export interface EnqueueOptions {
   tx?: unknown
 }
 
+/** A moment within MAX_SCHEDULE_MS of now, either way: years 1 and 9999 are refused, not stored. */
+const withinReach = (value: Date | string): boolean =>
+  Math.abs(new Date(value).getTime() - Date.now()) <= MAX_SCHEDULE_MS
+const REACH = { message: 'must be within 10 years of now, before or after' }
+
 export const enqueueOptionsSchema = z
   .object({
-    delay: z
-      .number()
-      .int()
-      .min(0)
-      .max(10 * 365 * 86_400_000)
+    delay: z.number().int().min(0).max(MAX_SCHEDULE_MS).optional(),
+    runAt: z
+      .union([z.date(), z.iso.datetime({ offset: true })])
+      .refine(withinReach, REACH)
       .optional(),
-    runAt: z.union([z.date(), z.iso.datetime({ offset: true })]).optional(),
     priority: prioritySchema.optional(),
     batch: z
       .string()
@@ -59,7 +64,7 @@ export const enqueueRequestSchema = z
   .object({
     input: z.unknown(),
     delay: enqueueOptionsSchema.shape.delay,
-    runAt: z.iso.datetime({ offset: true }).optional(),
+    runAt: z.iso.datetime({ offset: true }).refine(withinReach, REACH).optional(),
     priority: enqueueOptionsSchema.shape.priority,
   })
   .strict()
@@ -89,6 +94,81 @@ export function resolveJob<T extends JobShape = AnyJob>(
   return found
 }
 
+/**
+ * The input as the job's schema accepts it, or a ValidationError whose message names the field
+ * (`input.a.b[3]`): first anything PostgreSQL cannot store or nested too deep to walk safely
+ * (see jsonProblem), then the schema. Issue paths start with `prefix`.
+ */
+export function validateInput(
+  job: JobShape,
+  input: unknown,
+  prefix: readonly (string | number)[] = [],
+): unknown {
+  const context = `Invalid input for job "${job.name}"`
+  assertStorable(input, 'input', context, prefix)
+  const parsed = job.input.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issues = toIssues(parsed.error.issues)
+  throw new ValidationError(
+    `${context} at ${jsonPath('input', issues[0]?.path ?? [])}: ${issues[0]?.message}`,
+    issues.map((issue) => ({ ...issue, path: [...prefix, ...issue.path] })),
+  )
+}
+
+/** How JSON.stringify writes a NUL or a lone surrogate (an escaped backslash can look alike). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/
+
+/**
+ * What enqueue stores: the schema's output as JSON, which the handler gets parsed again by the
+ * same schema. A schema that refuses its own output (a transform that changes the type, or
+ * z.date(), whose Date is stored as a string) would fail every run of the job: the enqueue
+ * fails instead, before anything is written.
+ */
+function storedPayload(job: JobShape, output: unknown, maxPayloadBytes: number): string {
+  const context = `The input schema of job "${job.name}"`
+  let payload: string
+  try {
+    payload = JSON.stringify(output ?? null)
+  } catch (error) {
+    throw new ConfigError(`${context} returned a value JSON cannot hold: ${(error as Error).message}`)
+  }
+  // The input was walked before the schema saw it; this catches what a transform added.
+  const problem = UNSTORABLE_ESCAPE.test(payload) ? jsonProblem(output) : null
+  if (problem) {
+    throw new ConfigError(
+      `${context} returned a value that cannot be stored: ${jsonPath('input', problem.path)} ${problem.message}.`,
+    )
+  }
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most payloads need no counting.
+  if (payload.length * 3 > maxPayloadBytes) {
+    const bytes = encoder.encode(payload).length
+    if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
+  }
+  const again = job.input.safeParse(JSON.parse(payload))
+  if (!again.success) {
+    const [first] = toIssues(again.error.issues)
+    throw new ConfigError(
+      `${context} refuses its own output (at ${jsonPath('input', first?.path ?? [])}: ${first?.message}), ` +
+        'so its handler could never run. The stored input is the output of the schema, parsed again before ' +
+        'each run: the schema must accept what it returns (z.coerce.date() rather than z.date(); a transform ' +
+        'that changes the type belongs in the handler).',
+    )
+  }
+  return payload
+}
+
+type ParsedOptions = z.output<typeof enqueueOptionsSchema>
+
+function parseOptions(options: EnqueueOptions): ParsedOptions {
+  const opts = enqueueOptionsSchema.safeParse(options)
+  if (opts.success) return opts.data
+  const issues = toIssues(opts.error.issues)
+  throw new ValidationError(
+    `Invalid enqueue options at ${jsonPath('', issues[0]?.path ?? []) || '(root)'}: ${issues[0]?.message}`,
+    issues,
+  )
+}
+
 /** Validates input and options and builds the row; throws before anything is written. */
 export function prepare(
   job: JobShape,
@@ -96,27 +176,13 @@ export function prepare(
   options: EnqueueOptions,
   maxPayloadBytes: number,
 ): NewJob {
-  const opts = enqueueOptionsSchema.safeParse(options)
-  if (!opts.success) {
-    throw new ValidationError(
-      `Invalid enqueue options: ${opts.error.issues[0]?.message}`,
-      toIssues(opts.error.issues),
-    )
-  }
-  const parsed = job.input.safeParse(input)
-  if (!parsed.success) {
-    const first = parsed.error.issues[0]
-    const where = first?.path.length ? ` at ${first.path.join('.')}` : ''
-    throw new ValidationError(
-      `Invalid input for job "${job.name}"${where}: ${first?.message}`,
-      toIssues(parsed.error.issues),
-    )
-  }
-  // The input as given is stored; the handler sees it parsed again, transforms applied.
-  const payload = JSON.stringify(input ?? null)
-  const bytes = encoder.encode(payload).length
-  if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
-  const { runAt, delay, priority, batch } = opts.data
+  return buildRow(job, input, parseOptions(options), maxPayloadBytes)
+}
+
+function buildRow(job: JobShape, input: unknown, opts: ParsedOptions, maxPayloadBytes: number): NewJob {
+  const accepted = validateInput(job, input)
+  const payload = storedPayload(job, accepted, maxPayloadBytes)
+  const { runAt, delay, priority, batch } = opts
   const row: NewJob = {
     queue: job.queue,
     name: job.name,
@@ -130,7 +196,7 @@ export function prepare(
   if (job.concurrency) {
     const { limit, ttl, onConflict } = job.concurrency
     row.concurrency = {
-      key: controlKey(job, 'concurrency', job.concurrency.key, parsed.data),
+      key: controlKey(job, 'concurrency', job.concurrency.key, accepted),
       limit,
       ttlMs: ttl,
       onConflict,
@@ -139,7 +205,7 @@ export function prepare(
   if (job.unique) {
     const { strategy, onConflict, ttl } = job.unique
     row.unique = {
-      key: controlKey(job, 'unique', job.unique.key, parsed.data),
+      key: controlKey(job, 'unique', job.unique.key, accepted),
       strategy,
       onConflict,
       ttlMs: ttl,
@@ -150,9 +216,10 @@ export function prepare(
 
 function controlKey(job: JobShape, kind: string, fn: (input: never) => string, input: unknown): string {
   const key = fn(input as never)
-  if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
-    throw new ValidationError(`The ${kind} key of job "${job.name}" must be a string of 1-512 characters.`, [
-      { path: [kind, 'key'], message: 'must be a string of 1-512 characters' },
+  if (typeof key !== 'string' || key.length === 0 || key.length > 512 || jsonProblem(key) !== null) {
+    const rule = 'must be a string of 1-512 characters, without NUL or lone surrogates'
+    throw new ValidationError(`The ${kind} key of job "${job.name}" ${rule}.`, [
+      { path: [kind, 'key'], message: rule },
     ])
   }
   return key
@@ -188,9 +255,10 @@ export function prepareMany(
   maxPayloadBytes: number,
 ): NewJob[] {
   if (!Array.isArray(inputs)) throw new ValidationError('enqueueMany takes an array of inputs.')
+  const opts = parseOptions(options)
   return inputs.map((input, i) => {
     try {
-      return prepare(job, input, options, maxPayloadBytes)
+      return buildRow(job, input, opts, maxPayloadBytes)
     } catch (error) {
       if (error instanceof SluiceError && error.issues) {
         throw new ValidationError(
