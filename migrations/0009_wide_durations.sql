@@ -9,7 +9,8 @@ ALTER TABLE :SLUICE_SCHEMA.archive ALTER COLUMN duration_ms TYPE bigint, ALTER C
 ALTER TABLE :SLUICE_SCHEMA.job_stats ALTER COLUMN duration_ms TYPE bigint, ALTER COLUMN wait_ms TYPE bigint;
 
 -- The settle function of 0005, unchanged except that it reads the durations and waits it is
--- given as bigint (d, du, w).
+-- given as bigint (d, du, w), and that only a drain's last settle (p_finish) commits without
+-- waiting for the WAL flush.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
   p_ok jsonb, p_ko jsonb, p_back jsonb, p_invocation text, p_finish boolean, p_queues text[]
 )
@@ -28,9 +29,13 @@ DECLARE
   v_released jsonb := '[]';
   v_outcomes jsonb := '[]';
 BEGIN
-  -- A settle lost in a crash means its jobs run again after their lease (at-least-once), so
-  -- this statement's commit does not wait for the WAL flush either. Enqueues still do.
-  PERFORM set_config('synchronous_commit', 'off', true);
+  -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
+  -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
+  -- the next claim keeps the server's setting: a claim forgotten by a crashed server would let a
+  -- second drain run a job the first still runs. Enqueues keep it too.
+  IF p_finish THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+  END IF;
   -- Completed and expired jobs: to the archive.
   IF jsonb_array_length(p_ok) > 0 THEN
     WITH ok AS (

@@ -34,9 +34,8 @@ DECLARE
   v_cut_queues text[];
   v_cut_names text[];
 BEGIN
-  -- A claim lost in a crash leaves its jobs claimable again after their lease: at-least-once
-  -- holds without waiting for the WAL flush, so this statement's commit does not wait for it.
-  PERFORM set_config('synchronous_commit', 'off', true);
+  -- The claim commits with the server's durability setting: a claim forgotten in a crash while
+  -- its drain runs the jobs would let a second drain claim and run them at the same time.
   INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
   VALUES (p_invocation, p_queues, p_priority, v_until, p_jobs_done)
   ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
