@@ -91,6 +91,7 @@ describe('the Workers entry under workerd', () => {
   test('refuses a request without credentials and answers unknown paths with JSON 404', async () => {
     const res = await mf.dispatchFetch('https://sluice-enqueue.example.workers.dev/jobs/welcome-email', {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: '{}',
     })
     expect(res.status).toBe(401)
