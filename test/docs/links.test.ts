@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest'
+import { anchors, brokenLinks } from '../../scripts/check-links.js'
+
+describe('docs links', () => {
+  it('every relative link in the README, CONTRIBUTING, CHANGELOG and docs/ resolves to a file and a heading', () => {
+    expect(brokenLinks()).toEqual([])
+  })
+
+  it('computes anchors the way GitHub does', () => {
+    const text =
+      '# The HTTP API\n## Signatures (v2)\n```\n# not a heading\n```\n## sluice dev\n## sluice dev\n'
+    expect([...anchors(text)]).toEqual(['the-http-api', 'signatures-v2', 'sluice-dev', 'sluice-dev-1'])
+  })
+})
