@@ -20,9 +20,14 @@ export interface SqlSchema {
   run<R>(statement: Statement, on?: pg.Pool | pg.PoolClient | pg.Client): Promise<R[]>
   /** Runs `text` with `$t` replaced by the quoted schema. */
   sql<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>
-  cleanup(): Promise<void>
+  /**
+   * Drops the schema, unless the test failed: from afterEach, pass its context
+   * (`afterEach((context) => s.cleanup(context))`) so that a failing test keeps its rows.
+   */
+  cleanup(context?: { task: { result?: { state?: string } } }): Promise<void>
 }
 
+/** A migrated schema of its own; see `cleanup` for keeping it when a test fails. */
 export async function sqlSchema(): Promise<SqlSchema> {
   const schema = uniqueSchema('s')
   const pool = pgPool(6)
@@ -34,7 +39,7 @@ export async function sqlSchema(): Promise<SqlSchema> {
       failed = true
     })
   } catch {
-    // Called from a hook rather than a test: cleanup always drops.
+    // Called from a hook: cleanup is told by its caller whether the test failed.
   }
   return {
     schema,
@@ -49,7 +54,8 @@ export async function sqlSchema(): Promise<SqlSchema> {
       const { rows } = await pool.query(text.replaceAll('$t', t), values)
       return rows as R[]
     },
-    async cleanup() {
+    async cleanup(context) {
+      if (context?.task.result?.state === 'fail') failed = true
       if (!failed) await pool.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`)
       await pool.end()
     },

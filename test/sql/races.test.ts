@@ -25,9 +25,9 @@ const clients: pg.Client[] = []
 beforeEach(async () => {
   s = await sqlSchema()
 })
-afterEach(async () => {
+afterEach(async (context) => {
   await Promise.all(clients.splice(0).map((c) => c.end().catch(() => {})))
-  await s.cleanup()
+  await s.cleanup(context)
 })
 
 /** A connection of its own, with its backend pid. */

@@ -21,8 +21,8 @@ let s: SqlSchema
 beforeEach(async () => {
   s = await sqlSchema()
 })
-afterEach(async () => {
-  await s.cleanup()
+afterEach(async (context) => {
+  await s.cleanup(context)
 })
 
 const INV = 'inv-a'
