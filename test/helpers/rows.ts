@@ -207,10 +207,24 @@ export function rowFactory(db: Queryable, t: string) {
       return job({ dueInMs: 0, ...p, attempts: failures, errors, lastError: errors.at(-1) ?? null })
     },
 
-    /** A job whose last attempt's lease ran out: no attempts left, never claimed again. */
-    exhausted: (p: Omit<JobParams, 'lease' | 'attempts'> = {}) => {
+    /**
+     * A job whose last attempt's lease ran out (default: a second ago, under `inv-gone`): no
+     * attempts left, never claimed again; maintenance dead-letters it.
+     */
+    exhausted: (
+      p: Omit<JobParams, 'lease' | 'attempts' | 'dueInMs'> & {
+        invocationId?: string
+        expiredMsAgo?: number
+      } = {},
+    ) => {
+      const { invocationId, expiredMsAgo, ...rest } = p
       const maxAttempts = p.maxAttempts ?? 3
-      return job({ ...p, maxAttempts, attempts: maxAttempts, dueInMs: p.dueInMs ?? -1_000 })
+      return job({
+        ...rest,
+        maxAttempts,
+        attempts: maxAttempts,
+        lease: { invocationId: invocationId ?? 'inv-gone', expiresInMs: -(expiredMsAgo ?? 1_000) },
+      })
     },
 
     /** A job held back by a concurrency limit: its semaphore is full, it waits in `blocked`. */

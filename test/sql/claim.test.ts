@@ -178,6 +178,17 @@ describe('claim: single consumer', () => {
     expect(lease).toEqual({ holder: 'inv-holder' })
   })
 
+  it('takes a free queue lease, and none for a paused queue', async () => {
+    await s.rows.queue({ name: 'serial', singleConsumer: true })
+    await s.rows.queue({ name: 'paused-serial', singleConsumer: true, paused: true })
+    const job = await s.rows.ready({ queue: 'serial' })
+    await s.rows.ready({ queue: 'paused-serial' })
+    expect(ids(await claimed({ queues: ['serial', 'paused-serial'] }))).toEqual([job.id])
+    expect(await s.sql('SELECT queue, holder FROM $t.queue_leases')).toEqual([
+      { queue: 'serial', holder: 'inv-a' },
+    ])
+  })
+
   it("takes an expired queue lease over, and says the rows are a single consumer's", async () => {
     await s.rows.queue({ name: 'serial', singleConsumer: true })
     await s.rows.queueLease({ queue: 'serial', holder: 'inv-dead', expiresInMs: -1 })

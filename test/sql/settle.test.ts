@@ -284,6 +284,19 @@ describe('settle: slots and locks', () => {
     expect(await s.sql('SELECT key FROM $t.unique_locks')).toEqual([{ key: 'r' }])
   })
 
+  it('releases an until-executed lock when the job is dead-lettered', async () => {
+    const job = await s.rows.leased(INV, { uniqueKey: 'd', attempts: 5, maxAttempts: 5 })
+    await s.rows.uniqueLock({
+      key: 'd',
+      jobId: job.id,
+      strategy: 'until-executed',
+      state: 'executing',
+      owner: INV,
+    })
+    await settled({ failures: [fail(job)] })
+    expect(await s.sql('SELECT key FROM $t.unique_locks')).toEqual([])
+  })
+
   it('releases a while-executing lock when the attempt ends, failed or not', async () => {
     const ok = await s.rows.leased(INV, { exclusiveKey: 'a' })
     await s.rows.uniqueLock({ key: 'a', jobId: ok.id, strategy: 'while-executing', owner: INV })
