@@ -1,0 +1,63 @@
+/**
+ * A migrated schema for SQL-level tests: the row factory to seed it, and `run` to send the SQL
+ * builders' statements to it. The schema is dropped afterwards unless the test failed.
+ */
+import type pg from 'pg'
+import { onTestFailed } from 'vitest'
+import { fromPg, type Statement } from '../../src/index.js'
+import { migrate } from '../../src/migrate/run.js'
+import { quoteSchema } from '../../src/names.js'
+import { pgPool, uniqueSchema } from './db.js'
+import { type RowFactory, rowFactory } from './rows.js'
+
+export interface SqlSchema {
+  schema: string
+  /** The schema quoted for SQL, as the builders take it. */
+  t: string
+  pool: pg.Pool
+  rows: RowFactory
+  /** Sends a builder's statement; returns its rows. */
+  run<R>(statement: Statement, on?: pg.Pool | pg.PoolClient | pg.Client): Promise<R[]>
+  /** Runs `text` with `$t` replaced by the quoted schema. */
+  sql<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>
+  /**
+   * Drops the schema, unless the test failed: from afterEach, pass its context
+   * (`afterEach((context) => s.cleanup(context))`) so that a failing test keeps its rows.
+   */
+  cleanup(context?: { task: { result?: { state?: string } } }): Promise<void>
+}
+
+/** A migrated schema of its own; see `cleanup` for keeping it when a test fails. */
+export async function sqlSchema(): Promise<SqlSchema> {
+  const schema = uniqueSchema('s')
+  const pool = pgPool(6)
+  await migrate(fromPg(pool), schema)
+  const t = quoteSchema(schema)
+  let failed = false
+  try {
+    onTestFailed(() => {
+      failed = true
+    })
+  } catch {
+    // Called from a hook: cleanup is told by its caller whether the test failed.
+  }
+  return {
+    schema,
+    t,
+    pool,
+    rows: rowFactory(pool, t),
+    async run<R>(statement: Statement, on: pg.Pool | pg.PoolClient | pg.Client = pool) {
+      const result = await on.query(statement.text, statement.values as unknown[])
+      return result.rows as R[]
+    },
+    async sql<R>(text: string, values: unknown[] = []) {
+      const { rows } = await pool.query(text.replaceAll('$t', t), values)
+      return rows as R[]
+    },
+    async cleanup(context) {
+      if (context?.task.result?.state === 'fail') failed = true
+      if (!failed) await pool.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`)
+      await pool.end()
+    },
+  }
+}
