@@ -1,0 +1,194 @@
+-- Claims up to p_limit due jobs from the queues this drain may serve now: not paused, breaker
+-- closed, not held, not served by a higher-priority drain, single-consumer queues only with
+-- their lease, global caps respected; in each queue it stops before the first job named in
+-- p_defer (reported as a row with a null id). Registers or renews the drain's invocation lease.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim(
+  p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer, p_jobs_done integer,
+  p_defer text[] DEFAULT '{}'
+)
+RETURNS TABLE (
+  id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
+  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean
+)
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
+  v_open text[];
+  v_ids bigint[];
+  v_due timestamptz[];
+  v_single boolean[];
+  v_exclusive text[];
+  v_skip bigint[] := '{}';
+  v_cut_queues text[];
+  v_cut_names text[];
+BEGIN
+  -- The claim commits with the server's durability setting: a claim forgotten in a crash while
+  -- its drain runs the jobs would let a second drain claim and run them at the same time.
+  INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
+  VALUES (p_invocation, p_queues, p_priority, v_until, p_jobs_done)
+  ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
+
+  -- Single-consumer queues: take or renew the queue lease (free, expired, or already ours).
+  INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
+  SELECT c.name, p_invocation, v_until
+  FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
+  ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+  WHERE l.holder = excluded.holder OR l.expires_at < now();
+
+  SELECT coalesce(array_agg(q.name), '{}') INTO v_open
+  FROM unnest(p_queues) AS q(name)
+  LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+  WHERE c.name IS NULL OR (
+        NOT c.paused
+    AND coalesce(c.breaker_until, '-infinity') <= now()
+    AND coalesce(c.held_until, '-infinity') <= now()
+    AND (NOT c.single_consumer OR EXISTS (
+          SELECT 1 FROM :SLUICE_SCHEMA.queue_leases l WHERE l.queue = q.name AND l.holder = p_invocation))
+  )
+  AND NOT EXISTS (
+    SELECT 1 FROM :SLUICE_SCHEMA.invocations o
+    WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
+  );
+
+  IF cardinality(v_open) = 0 THEN
+    RETURN;
+  END IF;
+
+  -- Queues with a global cap: claims take turns (the row lock is held to the end of this
+  -- claim), so each one counts the jobs in flight after the previous claim committed.
+  PERFORM 1 FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (v_open) AND c.global_cap IS NOT NULL
+  ORDER BY c.name
+  FOR UPDATE;
+
+  WITH open AS (
+    SELECT q.name,
+           coalesce(c.single_consumer, false) AS single_consumer,
+           CASE WHEN c.global_cap IS NULL THEN p_limit
+                ELSE least(p_limit, greatest(0, c.global_cap - (
+                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
+                  WHERE f.queue = q.name AND f.lease_token IS NOT NULL AND f.run_at > now())))
+           END AS room
+    FROM unnest(v_open) AS q(name)
+    LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+  ), candidates AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer
+    FROM open
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.queue = open.name AND j.run_at <= now() AND j.attempts < j.max_attempts
+        AND (j.exclusive_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT open.room
+      FOR UPDATE SKIP LOCKED
+    ) p
+    WHERE open.room > 0
+  ), cut AS (
+    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
+    -- everything behind it in that queue stay where they are, in order, for a drain with time.
+    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
+    FROM candidates c
+    WHERE c.name = ANY (p_defer)
+    ORDER BY c.queue, c.priority, c.run_at, c.id
+  ), picked AS (
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer
+    FROM candidates c
+    LEFT JOIN cut ON cut.queue = c.queue
+    WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
+    ORDER BY c.priority, c.run_at, c.id
+    LIMIT p_limit
+  )
+  SELECT (SELECT array_agg(id ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(queue ORDER BY queue) FROM cut),
+         (SELECT array_agg(name ORDER BY queue) FROM cut)
+  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names;
+
+  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
+  -- the job that did not fit.
+  IF v_cut_queues IS NOT NULL THEN
+    RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
+                        NULL::timestamptz, NULL::timestamptz, NULL::boolean
+                 FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
+  END IF;
+
+  IF v_ids IS NULL THEN
+    RETURN;
+  END IF;
+
+  -- while-executing: a candidate runs only if it takes its key's lock (free, expired or its own);
+  -- the first candidate of a key in claim order gets the chance. The lock's INSERT waits for a
+  -- concurrent claim of the same key to commit, so two drains can never both take it.
+  IF EXISTS (SELECT 1 FROM unnest(v_exclusive) k WHERE k IS NOT NULL) THEN
+    WITH want AS (
+      SELECT DISTINCT ON (k) id, k
+      FROM unnest(v_ids, v_exclusive) WITH ORDINALITY AS w(id, k, o)
+      WHERE k IS NOT NULL
+      ORDER BY k, o
+    ), got AS (
+      INSERT INTO :SLUICE_SCHEMA.unique_locks AS u (key, job_id, strategy, state, owner, expires_at)
+      SELECT k, id, 'while-executing', 'executing', p_invocation, v_until FROM want
+      ON CONFLICT ON CONSTRAINT unique_locks_pkey DO UPDATE
+      SET job_id = excluded.job_id, owner = excluded.owner, expires_at = excluded.expires_at, acquired_at = now(),
+          state = 'executing', strategy = 'while-executing'
+      WHERE u.expires_at < now() OR u.job_id = excluded.job_id
+      RETURNING u.job_id
+    )
+    SELECT coalesce(array_agg(w.id), '{}') INTO v_skip
+    FROM unnest(v_ids, v_exclusive) AS w(id, k)
+    WHERE w.k IS NOT NULL AND w.id NOT IN (SELECT job_id FROM got);
+  END IF;
+
+  RETURN QUERY
+  WITH claimed AS (
+    UPDATE :SLUICE_SCHEMA.jobs j
+    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation
+    FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
+    WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
+    RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
+              p.due, p.single, j.unique_key
+  ), executing AS (
+    UPDATE :SLUICE_SCHEMA.unique_locks u
+    SET state = 'executing', owner = p_invocation
+    FROM claimed
+    WHERE claimed.unique_key IS NOT NULL AND u.key = claimed.unique_key AND u.job_id = claimed.id
+    RETURNING 1
+  )
+  SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
+         c.enqueued_at, c.due, c.single
+  FROM claimed c;
+END
+$fn$;
+
+ALTER FUNCTION :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer, text[]) SET plan_cache_mode = force_custom_plan;
+
+-- A drain's claim with an opportunistic outbox relay first: one statement, and the claim sees
+-- the jobs the relay just wrote. The columns are those of claim().
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.relay_and_claim(
+  p_relay integer, p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer,
+  p_jobs_done integer, p_defer text[] DEFAULT '{}'
+)
+RETURNS TABLE (
+  id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
+  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean
+)
+LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+BEGIN
+  IF p_relay > 0 THEN
+    PERFORM 1 FROM :SLUICE_SCHEMA.relay_outbox(p_relay);
+  END IF;
+  RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim(p_queues, p_limit, p_lease_ms, p_invocation, p_priority, p_jobs_done, p_defer);
+END
+$fn$;
