@@ -1,18 +1,34 @@
+-- The claim and its row type. Its result type changed (the `more` column): a file applied once its
+-- content changes drops both functions and the type, and creates them again, in one transaction.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.relay_and_claim(integer, text[], integer, bigint, text, integer, integer, text[]);
+
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer, text[]);
+
+DROP TYPE IF EXISTS :SLUICE_SCHEMA.claim_row;
+
+-- A claim's row: a claimed job; or (null id) a queue the claim stopped in before a job the drain
+-- cannot fit in its time left, with that job's name; or (null id and name) only the `more` flag.
+-- `more` is the same on every row of one claim: the claim took fewer jobs than it picked, or
+-- picked as many as it was asked for, so a claim made once these jobs settle may find more.
+CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
+  id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
+  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean, more boolean
+);
+
 -- Claims up to p_limit due jobs from the queues this drain may serve now: not paused, breaker
 -- closed, not held, not served by a higher-priority drain, single-consumer queues only with
 -- their lease, global caps respected; in each queue it stops before the first job named in
 -- p_defer (reported as a row with a null id). Registers or renews the drain's invocation lease.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim(
+CREATE FUNCTION :SLUICE_SCHEMA.claim(
   p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer, p_jobs_done integer,
   p_defer text[] DEFAULT '{}'
 )
-RETURNS TABLE (
-  id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
-  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean
-)
+RETURNS SETOF :SLUICE_SCHEMA.claim_row
 LANGUAGE plpgsql
 -- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
 SET jit = off
+-- Each call plans for its own arguments (queues, limit): a generic plan would not know the room.
+SET plan_cache_mode = force_custom_plan
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -25,6 +41,9 @@ DECLARE
   v_skip bigint[] := '{}';
   v_cut_queues text[];
   v_cut_names text[];
+  v_more boolean;
+  v_rows integer := 0;
+  v_n integer := 0;
 BEGIN
   -- The claim commits with the server's durability setting: a claim forgotten in a crash while
   -- its drain runs the jobs would let a second drain claim and run them at the same time.
@@ -114,15 +133,11 @@ BEGIN
          (SELECT array_agg(name ORDER BY queue) FROM cut)
   INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names;
 
-  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
-  -- the job that did not fit.
-  IF v_cut_queues IS NOT NULL THEN
-    RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz, NULL::boolean
-                 FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
-  END IF;
-
   IF v_ids IS NULL THEN
+    -- Nothing picked: at most the queues left for lack of time.
+    RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
+                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false
+                 FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
     RETURN;
   END IF;
 
@@ -149,6 +164,17 @@ BEGIN
     WHERE w.k IS NOT NULL AND w.id NOT IN (SELECT job_id FROM got);
   END IF;
 
+  -- More may remain: the claim picked as many as it was asked for, or dropped some it picked
+  -- (their keys are held by jobs it claimed; they can run once those settle).
+  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0;
+
+  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
+  -- the job that did not fit.
+  RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
+                      NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more
+               FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
+  GET DIAGNOSTICS v_rows = ROW_COUNT;
+
   RETURN QUERY
   WITH claimed AS (
     UPDATE :SLUICE_SCHEMA.jobs j
@@ -165,23 +191,25 @@ BEGIN
     RETURNING 1
   )
   SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
-         c.enqueued_at, c.due, c.single
+         c.enqueued_at, c.due, c.single, v_more
   FROM claimed c;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+
+  -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
+  IF v_rows + v_n = 0 AND v_more THEN
+    RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
+                        NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true;
+  END IF;
 END
 $fn$;
 
-ALTER FUNCTION :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer, text[]) SET plan_cache_mode = force_custom_plan;
-
 -- A drain's claim with an opportunistic outbox relay first: one statement, and the claim sees
--- the jobs the relay just wrote. The columns are those of claim().
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.relay_and_claim(
+-- the jobs the relay just wrote. Its rows are claim()'s.
+CREATE FUNCTION :SLUICE_SCHEMA.relay_and_claim(
   p_relay integer, p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer,
   p_jobs_done integer, p_defer text[] DEFAULT '{}'
 )
-RETURNS TABLE (
-  id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
-  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean
-)
+RETURNS SETOF :SLUICE_SCHEMA.claim_row
 LANGUAGE plpgsql
 SET jit = off
 AS $fn$

@@ -63,7 +63,7 @@ export interface SettleRow {
 export const READY_CAP = 1000
 
 /**
- * Settles a batch in one call of the settle function (migrations/0005_claim_settle.sql). Every
+ * Settles a batch in one call of the settle function (sql/functions/settle.sql). Every
  * row is matched on (id, lease token), so a late ack from a drain whose lease ran out changes
  * nothing. Completed and expired jobs move to the archive; failed ones are rescheduled with
  * their backoff or, out of attempts (or failed permanently), moved to the dead letters with
@@ -83,7 +83,7 @@ export function settle(t: string, p: SettleParams): Statement {
  * A settle followed by a claim: the settle's counts on every row, then a claim row (see ClaimRow),
  * or nulls when the claim returned none.
  */
-export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null })
+export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null; more: null })
 
 /**
  * Settles one batch and claims the next in one statement: the settle function runs first
