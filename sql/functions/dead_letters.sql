@@ -22,7 +22,7 @@ BEGIN
     INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
                                              last_error, errors)
     SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-           jsonb_path_query_array(errors || jsonb_build_array(e), '$[last - 9 to last]')
+           :SLUICE_SCHEMA.error_history(errors, e)
     FROM dead
     ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
       errors = excluded.errors
@@ -31,12 +31,9 @@ BEGIN
     INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status) SELECT name, queue, 'dead' FROM dead RETURNING 1
   )
   SELECT count(*)::integer,
-         coalesce(jsonb_agg(jsonb_build_object('id', id, 'c', concurrency_key, 'u', coalesce(unique_key, exclusive_key),
-                                               'b', batch_id, 'ok', false))
-                  FILTER (WHERE concurrency_key IS NOT NULL OR unique_key IS NOT NULL OR exclusive_key IS NOT NULL
-                                OR batch_id IS NOT NULL), '[]')
+         coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]')
   INTO v_n, v_ended
-  FROM dead;
+  FROM dead, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
   PERFORM :SLUICE_SCHEMA.after_end(v_ended);
   RETURN v_n;
 END

@@ -47,13 +47,10 @@ BEGIN
       RETURNING 1
     )
     SELECT count(*)::integer,
-           coalesce(jsonb_agg(jsonb_build_object('id', id, 'c', concurrency_key, 'u', coalesce(unique_key, exclusive_key),
-                                                 'b', batch_id, 'ok', true))
-                    FILTER (WHERE concurrency_key IS NOT NULL OR unique_key IS NOT NULL OR exclusive_key IS NOT NULL
-                                  OR batch_id IS NOT NULL), '[]'),
+           coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
            coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', true)), '[]')
     INTO v_completed, v_released, v_outcomes
-    FROM done;
+    FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
   END IF;
 
   -- Failed attempts: retried with their backoff, or dead-lettered when out of attempts.
@@ -63,21 +60,18 @@ BEGIN
       v_dead_out jsonb;
       v_retry_out jsonb;
     BEGIN
-      WITH ko AS (
-        SELECT a.i, a.t, a.d, a.f, a.r, a.e || jsonb_build_object('at', now()) AS e, a.du, a.w
-        FROM jsonb_to_recordset(p_ko) AS a(i bigint, t uuid, e jsonb, d bigint, f boolean, r timestamptz, du bigint, w bigint)
-      ), gone AS (
-        DELETE FROM :SLUICE_SCHEMA.jobs j USING ko
-        WHERE j.id = ko.i AND j.lease_token = ko.t AND (ko.f OR j.attempts >= j.max_attempts)
+      WITH gone AS (
+        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
-                  ko.e || jsonb_build_object('attempt', j.attempts) AS e,
-                  ko.du, ko.w
+                  ko.error || jsonb_build_object('attempt', j.attempts) AS e,
+                  ko.duration_ms AS du, ko.wait_ms AS w
       ), buried AS (
         INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
                                                  last_error, errors)
         SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-               jsonb_path_query_array(errors || jsonb_build_array(e), '$[last - 9 to last]')
+               :SLUICE_SCHEMA.error_history(errors, e)
         FROM gone
         ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
           errors = excluded.errors, payload = excluded.payload
@@ -88,30 +82,24 @@ BEGIN
         RETURNING 1
       )
       SELECT count(*)::integer,
-             coalesce(jsonb_agg(jsonb_build_object('id', id, 'c', concurrency_key, 'u', coalesce(unique_key, exclusive_key),
-                                                   'b', batch_id, 'ok', false))
-                      FILTER (WHERE concurrency_key IS NOT NULL OR unique_key IS NOT NULL OR exclusive_key IS NOT NULL
-                                    OR batch_id IS NOT NULL), '[]'),
+             coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
              coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
       INTO v_dead, v_dead_rel, v_dead_out
-      FROM gone;
+      FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
       -- Retries. In a single-consumer queue the job keeps its place at the head and the queue
       -- is held until the retry is due, so order is kept.
-      WITH ko AS (
-        SELECT a.i, a.t, a.d, a.r, a.e || jsonb_build_object('at', now()) AS e, a.du, a.w
-        FROM jsonb_to_recordset(p_ko) AS a(i bigint, t uuid, e jsonb, d bigint, f boolean, r timestamptz, du bigint, w bigint)
-        WHERE NOT a.f
-      ), again AS (
+      WITH again AS (
         UPDATE :SLUICE_SCHEMA.jobs j
-        SET run_at = CASE WHEN ko.r IS NOT NULL THEN least(ko.r, now()) ELSE now() + ko.d * interval '1 millisecond' END,
+        SET run_at = CASE WHEN ko.keep_place IS NOT NULL THEN least(ko.keep_place, now())
+                          ELSE now() + ko.delay_ms * interval '1 millisecond' END,
             lease_token = NULL, leased_by = NULL,
-            last_error = ko.e || jsonb_build_object('attempt', j.attempts),
-            errors = jsonb_path_query_array(j.errors || jsonb_build_array(ko.e || jsonb_build_object('attempt', j.attempts)),
-                                            '$[last - 9 to last]')
-        FROM ko
-        WHERE j.id = ko.i AND j.lease_token = ko.t AND j.attempts < j.max_attempts
-        RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.d, ko.r, ko.du, ko.w
+            last_error = ko.error || jsonb_build_object('attempt', j.attempts),
+            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || jsonb_build_object('attempt', j.attempts))
+        FROM :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
+        RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
+                  ko.wait_ms AS w
       ), held AS (
         UPDATE :SLUICE_SCHEMA.queues c
         SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
