@@ -1008,12 +1008,12 @@ BEGIN
   END IF;
   -- Completed and expired jobs: to the archive.
   IF jsonb_array_length(p_ok) > 0 THEN
-    WITH ok AS (
-      SELECT * FROM jsonb_to_recordset(p_ok) AS a(i bigint, t uuid, s text, d bigint, w bigint)
-    ), done AS (
-      DELETE FROM :SLUICE_SCHEMA.jobs j USING ok WHERE j.id = ok.i AND j.lease_token = ok.t
+    WITH done AS (
+      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(p_ok) ok
+      WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
-                j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.s, ok.d, ok.w
+                j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
+                ok.wait_ms AS w
     ), archived AS (
       INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
                                           enqueued_at, duration_ms, wait_ms)
@@ -1105,12 +1105,10 @@ BEGIN
 
   -- Claimed but never started: back in place, attempt uncounted.
   IF jsonb_array_length(p_back) > 0 THEN
-    WITH back AS (
-      SELECT * FROM jsonb_to_recordset(p_back) AS a(i bigint, t uuid, r timestamptz)
-    ), returned AS (
+    WITH returned AS (
       UPDATE :SLUICE_SCHEMA.jobs j
-      SET run_at = least(back.r, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
-      FROM back WHERE j.id = back.i AND j.lease_token = back.t
+      SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
+      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back) back WHERE j.id = back.id AND j.lease_token = back.token
       RETURNING j.id, j.unique_key, j.exclusive_key
     ), unlocked AS (
       UPDATE :SLUICE_SCHEMA.unique_locks u SET state = 'queued', owner = NULL
@@ -1165,11 +1163,32 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
+ RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms
+  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
  RETURNS TABLE(id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamp with time zone, duration_ms bigint, wait_ms bigint)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT a.i, a.t, a.e || jsonb_build_object('at', now()), a.d, a.f, a.r, a.du, a.w
-  FROM jsonb_to_recordset(p_ko) AS a(i bigint, t uuid, e jsonb, d bigint, f boolean, r timestamptz, du bigint, w bigint)
+  SELECT a.id, a.token, a.error || jsonb_build_object('at', now()), a.delay_ms, a.final, a.keep_place, a.duration_ms,
+         a.wait_ms
+  FROM jsonb_to_recordset(p_ko) AS a(
+    id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
+    wait_ms bigint
+  )
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
+ RETURNS TABLE(id bigint, token uuid, due_at timestamp with time zone)
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
 $function$;

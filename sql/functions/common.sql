@@ -21,17 +21,3 @@ AS $fn$
                                       'b', p_batch_id, 'ok', p_ok)
          END
 $fn$;
-
--- A settle's failed attempts, as sent by the drain (src/sql/settle.ts): job id and lease token,
--- the error, the backoff before the next attempt, whether to dead-letter now, the time a
--- single-consumer job keeps its place until, how long the run took and how long it waited.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
-RETURNS TABLE (
-  id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
-  wait_ms bigint
-)
-LANGUAGE sql STABLE
-AS $fn$
-  SELECT a.i, a.t, a.e || jsonb_build_object('at', now()), a.d, a.f, a.r, a.du, a.w
-  FROM jsonb_to_recordset(p_ko) AS a(i bigint, t uuid, e jsonb, d bigint, f boolean, r timestamptz, du bigint, w bigint)
-$fn$;

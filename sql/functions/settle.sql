@@ -2,7 +2,8 @@
 -- letter), hand-backs (attempt uncounted); releases concurrency slots and uniqueness locks,
 -- counts batches and enqueues their callbacks exactly once, drives each queue's circuit
 -- breaker and writes job stats. With p_finish, also ends the invocation and counts what is left;
--- only that last settle of a drain commits without waiting for the WAL flush.
+-- only that last settle of a drain commits without waiting for the WAL flush. Its records are
+-- those of settle_records.sql.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
   p_ok jsonb, p_ko jsonb, p_back jsonb, p_invocation text, p_finish boolean, p_queues text[]
 )
@@ -30,12 +31,12 @@ BEGIN
   END IF;
   -- Completed and expired jobs: to the archive.
   IF jsonb_array_length(p_ok) > 0 THEN
-    WITH ok AS (
-      SELECT * FROM jsonb_to_recordset(p_ok) AS a(i bigint, t uuid, s text, d bigint, w bigint)
-    ), done AS (
-      DELETE FROM :SLUICE_SCHEMA.jobs j USING ok WHERE j.id = ok.i AND j.lease_token = ok.t
+    WITH done AS (
+      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(p_ok) ok
+      WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
-                j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.s, ok.d, ok.w
+                j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
+                ok.wait_ms AS w
     ), archived AS (
       INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
                                           enqueued_at, duration_ms, wait_ms)
@@ -127,12 +128,10 @@ BEGIN
 
   -- Claimed but never started: back in place, attempt uncounted.
   IF jsonb_array_length(p_back) > 0 THEN
-    WITH back AS (
-      SELECT * FROM jsonb_to_recordset(p_back) AS a(i bigint, t uuid, r timestamptz)
-    ), returned AS (
+    WITH returned AS (
       UPDATE :SLUICE_SCHEMA.jobs j
-      SET run_at = least(back.r, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
-      FROM back WHERE j.id = back.i AND j.lease_token = back.t
+      SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
+      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back) back WHERE j.id = back.id AND j.lease_token = back.token
       RETURNING j.id, j.unique_key, j.exclusive_key
     ), unlocked AS (
       UPDATE :SLUICE_SCHEMA.unique_locks u SET state = 'queued', owner = NULL
