@@ -201,26 +201,30 @@ export async function drain(
       // The latest claim found fewer jobs than it asked for: the queues had no more it could
       // take, unless it stopped before jobs that did not fit the time left.
       const short = latest.got.rows.length < latest.limit
-      if (short && !latest.got.cut) return 'empty'
+      // Unless it said more may remain: it dropped jobs it picked, which this settle may free.
+      if (short && !latest.got.cut && !latest.got.more) return 'empty'
       if (summary.claimed >= maxJobs) return 'maxJobs'
       const next = plan(deadline - Date.now())
       // Not even the quickest job of these queues would fit: claim nothing more.
       if (!next) return 'deadline'
       // It stopped before jobs that did not fit; they still do not (the time left only shrinks),
       // unless the batch just run taught their duration.
-      if (short && latest.defer.every((name) => next.defer.includes(name))) return 'deadline'
+      if (short && !latest.got.more && latest.defer.every((name) => next.defer.includes(name)))
+        return 'deadline'
       const got = await settleThenClaim(next)
       // Lost with its connection (its settle went through alone): plan again with the time left.
       if (!got) continue
       latest = { ...next, got }
       rows = got.rows
       summary.claimed += rows.length
-      if (rows.length === 0) return got.cut ? 'deadline' : 'empty'
-      return undefined
+      if (rows.length > 0) return undefined
+      // Every job it picked went to another drain meanwhile: look once more.
+      if (!got.more) return got.cut ? 'deadline' : 'empty'
     }
   }
 
-  let stop: StopReason | undefined = rows.length === 0 ? 'empty' : undefined
+  let stop: StopReason | undefined =
+    rows.length > 0 ? undefined : latest.got.more ? await claimAgain() : 'empty'
   while (!stop) {
     rows.sort(byQueueOrder)
     // Claim the next batch while this one runs (with the previous batch's settle, in one
@@ -253,6 +257,8 @@ export async function drain(
     const done: Batch = ran.value
     const next = claimed.value
     if (ahead && next) {
+      // A claim ahead follows only a full batch, whose claim dropped nothing it picked: nothing
+      // waits for that batch to settle, and this claim's own `more` says all.
       latest = { ...ahead, got: next }
       summary.claimed += next.rows.length
     }
@@ -279,21 +285,27 @@ export async function drain(
   return summary
 }
 
-/** What a claim returned: the jobs, and whether it stopped in a queue before a job that does not fit. */
+/**
+ * What a claim returned: the jobs, whether it stopped in a queue before a job that does not fit,
+ * and whether a claim made once these jobs settle may find more (ClaimRow's `more`).
+ */
 interface Claimed {
   rows: ClaimedRow[]
   cut: boolean
+  more: boolean
 }
 
 function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Claimed {
   const claimed: ClaimedRow[] = []
   let cut = false
+  let more = false
   for (const row of rows) {
+    if (row.more) more = true
     if (row.id !== null) claimed.push(row as ClaimedRow)
     // A row with no job but a name: a queue the claim stopped in for lack of time.
     else if (row.name !== null && row.name !== undefined) cut = true
   }
-  return { rows: claimed, cut }
+  return { rows: claimed, cut, more }
 }
 
 /** Adds what one settle did to the summary. */

@@ -1,14 +1,17 @@
 import { PG, sqlStateOf } from '../db/errors.js'
 import type { Db, Statement } from '../db/types.js'
 import { quoteSchema } from '../names.js'
+import { functions as bundledFunctions } from './functions.generated.js'
 import { migrations as bundled } from './migrations.generated.js'
-import type { Migration } from './types.js'
+import type { FunctionSource, Migration } from './types.js'
 
 export interface MigrateResult {
   /** Versions this call applied. */
   applied: number[]
   /** The schema's version afterwards. */
   version: number
+  /** Function files (sql/functions) this call applied: new, or changed since last applied. */
+  functions: string[]
 }
 
 const lockKey = (schema: string): Statement => ({
@@ -22,15 +25,20 @@ export function render(statement: string, schema: string): string {
 }
 
 /**
- * Applies pending migrations. Each migration runs as one atomic batch that first
- * takes a transaction-scoped lock, then records its version (a primary key): a
- * concurrent migrator waits on the lock and then finds the version taken, so two
- * processes migrating at once apply each migration exactly once.
+ * Applies pending migrations, then the function files whose content changed. Each migration runs
+ * as one atomic batch that first takes a transaction-scoped lock, then records its version (a
+ * primary key): a concurrent migrator waits on the lock and then finds the version taken, so two
+ * processes migrating at once apply each migration exactly once. Function files go the same way
+ * (see applyFunctions).
+ *
+ * Migrations keep tables and indexes; function bodies live in sql/functions. A caller that passes
+ * its own `migrations` (an older release's, in tests) gets no function files unless it passes them.
  */
 export async function migrate(
   db: Db,
   schema: string,
   migrations: readonly Migration[] = bundled,
+  functions: readonly FunctionSource[] = migrations === bundled ? bundledFunctions : [],
 ): Promise<MigrateResult> {
   const q = quoteSchema(schema)
   await db.batch([
@@ -38,6 +46,11 @@ export async function migrate(
     { text: `CREATE SCHEMA IF NOT EXISTS ${q}`, values: [] },
     {
       text: `CREATE TABLE IF NOT EXISTS ${q}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      values: [],
+    },
+    {
+      // One row per function file: the hash of the content last applied.
+      text: `CREATE TABLE IF NOT EXISTS ${q}.function_sources (name text PRIMARY KEY, hash text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       values: [],
     },
   ])
@@ -62,7 +75,57 @@ export async function migrate(
       done.add(migration.version)
     }
   }
-  return { applied, version: Math.max(0, ...done, ...applied) }
+  const fns = await applyFunctions(db, schema, functions)
+  return { applied, version: Math.max(0, ...done, ...applied), functions: fns }
+}
+
+/**
+ * Applies the function files whose recorded hash differs from their content, all in one atomic
+ * batch under the migration lock. For each file the batch deletes the file's old hash and inserts
+ * the new one (a primary key on the name): a concurrent migrator that applied the same content
+ * first makes the insert fail, the batch rolls back, and this one reads the hashes again and finds
+ * nothing left to do. The files use CREATE OR REPLACE, or DROP and CREATE where a signature or
+ * result type changes, so applying one again is harmless.
+ */
+async function applyFunctions(
+  db: Db,
+  schema: string,
+  functions: readonly FunctionSource[],
+): Promise<string[]> {
+  const q = quoteSchema(schema)
+  for (let attempt = 0; ; attempt++) {
+    const current = await functionHashes(db, schema)
+    const changed = functions.filter((f) => current.get(f.name) !== f.hash)
+    if (changed.length === 0) return []
+    try {
+      await db.batch([
+        lockKey(schema),
+        ...changed.flatMap((f) => [
+          {
+            text: `DELETE FROM ${q}.function_sources WHERE name = $1 AND hash <> $2`,
+            values: [f.name, f.hash],
+          },
+          {
+            text: `INSERT INTO ${q}.function_sources (name, hash) VALUES ($1, $2)`,
+            values: [f.name, f.hash],
+          },
+          ...f.statements.map((text) => ({ text: render(text, schema), values: [] })),
+        ]),
+      ])
+      return changed.map((f) => f.name)
+    } catch (error) {
+      // Another process applied some of them while we waited for the lock: look again.
+      if (sqlStateOf(error) !== PG.UNIQUE_VIOLATION || attempt >= functions.length) throw error
+    }
+  }
+}
+
+async function functionHashes(db: Db, schema: string): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ name: string; hash: string }>({
+    text: `SELECT name, hash FROM ${quoteSchema(schema)}.function_sources`,
+    values: [],
+  })
+  return new Map(rows.map((row) => [row.name, row.hash]))
 }
 
 export async function appliedVersions(db: Db, schema: string): Promise<number[]> {

@@ -4,3 +4,13 @@ export interface Migration {
   /** Statements with `:SLUICE_SCHEMA` where the schema name goes. */
   statements: string[]
 }
+
+/** One file of sql/functions: the functions (and types) it defines, applied when its content changes. */
+export interface FunctionSource {
+  /** The file's name without `.sql`. */
+  name: string
+  /** SHA-256 of the file's content: what the schema records once it is applied. */
+  hash: string
+  /** Statements with `:SLUICE_SCHEMA` where the schema name goes. */
+  statements: string[]
+}

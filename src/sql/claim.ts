@@ -45,13 +45,22 @@ export interface ClaimedRow {
   single_consumer: boolean
   /** For a subscriber's job: its event is already marked processed by this subscriber. */
   processed?: boolean
+  /** See ClaimRow: the same on every row of one claim. */
+  more: boolean
 }
 
 /**
- * A claim's row: a claimed job, or (null id) a queue the claim stopped in before a job the drain
- * cannot fit in its time left, with that job's name.
+ * A claim's row (the `claim_row` type, sql/functions/claim.sql): a claimed job; or (null id) a
+ * queue the claim stopped in before a job the drain cannot fit in its time left, with that job's
+ * name; or (null id and name) a row that only carries `more`. `more`, the same on every row: the
+ * claim picked as many jobs as it was asked for, or dropped some it picked after picking (a
+ * control said no, e.g. a key held by another job it claimed), so a claim made once its jobs
+ * settle may find more. Fewer rows than asked for, with `more` false: the queues had no more.
  */
-export type ClaimRow = ClaimedRow | { id: null; queue: string; name: string }
+export type ClaimRow =
+  | ClaimedRow
+  | { id: null; queue: string; name: string; more: boolean }
+  | { id: null; queue: null; name: null; more: boolean }
 
 /** The first row of a claim made with `durations`: per job name, the 99th-percentile duration recorded, ms. */
 export interface DurationsColumn {
@@ -60,7 +69,7 @@ export interface DurationsColumn {
 
 /**
  * Claims up to `limit` due jobs across `queues` in (priority, run_at, id) order: one call of
- * the claim function (migrations/0005_claim_settle.sql). Each queue is walked on the claim index
+ * the claim function (sql/functions/claim.sql). Each queue is walked on the claim index
  * with FOR UPDATE SKIP LOCKED; paused, tripped, held and higher-priority-served queues are
  * skipped, single-consumer queues need their lease, global caps are respected; the winners
  * get a fresh lease token, one more attempt and an invisibility window, and the drain's

@@ -63,7 +63,7 @@ export interface SettleRow {
 export const READY_CAP = 1000
 
 /**
- * Settles a batch in one call of the settle function (migrations/0005_claim_settle.sql). Every
+ * Settles a batch in one call of the settle function (sql/functions/settle.sql). Every
  * row is matched on (id, lease token), so a late ack from a drain whose lease ran out changes
  * nothing. Completed and expired jobs move to the archive; failed ones are rescheduled with
  * their backoff or, out of attempts (or failed permanently), moved to the dead letters with
@@ -83,7 +83,7 @@ export function settle(t: string, p: SettleParams): Statement {
  * A settle followed by a claim: the settle's counts on every row, then a claim row (see ClaimRow),
  * or nulls when the claim returned none.
  */
-export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null })
+export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null; more: null })
 
 /**
  * Settles one batch and claims the next in one statement: the settle function runs first
@@ -102,27 +102,48 @@ LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL)
   }
 }
 
+/** The settle's completions, as settle_completions (sql/functions/settle_records.sql) reads them. */
+export function encodeCompletions(completions: readonly Completion[]): string {
+  return JSON.stringify(
+    completions.map((c) => ({
+      id: c.id,
+      token: c.token,
+      status: c.status,
+      duration_ms: c.durationMs,
+      wait_ms: c.waitMs,
+    })),
+  )
+}
+
+/** The settle's failures, as settle_failures (sql/functions/settle_records.sql) reads them. */
+export function encodeFailures(failures: readonly Failure[]): string {
+  return JSON.stringify(
+    failures.map((f) => ({
+      id: f.id,
+      token: f.token,
+      error: f.error,
+      delay_ms: Math.round(f.delayMs),
+      final: f.final,
+      keep_place: f.keepPlace?.toISOString() ?? null,
+      duration_ms: f.durationMs,
+      wait_ms: f.waitMs,
+    })),
+  )
+}
+
+/** The settle's hand-backs, as settle_hand_backs (sql/functions/settle_records.sql) reads them. */
+export function encodeHandBacks(handBacks: readonly HandBack[]): string {
+  return JSON.stringify(handBacks.map((h) => ({ id: h.id, token: h.token, due_at: h.dueAt.toISOString() })))
+}
+
 function settleParts(t: string, p: SettleParams): { cte: string; call: string; values: unknown[] } {
   const marks = p.completions.flatMap((c) =>
     c.status === 'completed' && c.mark ? [{ e: c.mark.eventId, s: c.mark.subscriber }] : [],
   )
   const values: unknown[] = [
-    JSON.stringify(
-      p.completions.map((c) => ({ i: c.id, t: c.token, s: c.status, d: c.durationMs, w: c.waitMs })),
-    ),
-    JSON.stringify(
-      p.failures.map((f) => ({
-        i: f.id,
-        t: f.token,
-        e: f.error,
-        d: Math.round(f.delayMs),
-        f: f.final,
-        r: f.keepPlace?.toISOString() ?? null,
-        du: f.durationMs,
-        w: f.waitMs,
-      })),
-    ),
-    JSON.stringify(p.handBacks.map((h) => ({ i: h.id, t: h.token, r: h.dueAt.toISOString() }))),
+    encodeCompletions(p.completions),
+    encodeFailures(p.failures),
+    encodeHandBacks(p.handBacks),
     p.finish?.invocationId ?? null,
     p.finish !== undefined,
     p.finish?.queues ?? [],
@@ -147,7 +168,7 @@ function settleParts(t: string, p: SettleParams): { cte: string; call: string; v
     // whose reply never arrived: they go back with the rest, due now, attempt uncounted.
     values.push([...p.completions, ...p.failures, ...p.handBacks].map((r) => r.id))
     ctes.push(`orphans AS (
-  SELECT coalesce(jsonb_agg(jsonb_build_object('i', j.id, 't', j.lease_token, 'r', now())), '[]'::jsonb) AS list
+  SELECT coalesce(jsonb_agg(jsonb_build_object('id', j.id, 'token', j.lease_token, 'due_at', now())), '[]'::jsonb) AS list
   FROM ${t}.jobs j
   WHERE j.leased_by = $4::text AND j.lease_token IS NOT NULL AND j.id <> ALL ($${values.length}::bigint[])
 )`)

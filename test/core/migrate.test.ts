@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises'
 import { afterAll, expect, test } from 'vitest'
-import { render } from '../../scripts/gen-migrations.js'
-import { createSluice } from '../../src/index.js'
+import { render, renderFunctions } from '../../scripts/gen-migrations.js'
+import { createSluice, fromPg } from '../../src/index.js'
+import { functions } from '../../src/migrate/functions.generated.js'
 import { migrations } from '../../src/migrate/migrations.generated.js'
+import { migrate } from '../../src/migrate/run.js'
 import { splitStatements } from '../../src/migrate/split.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 
@@ -22,7 +24,16 @@ test('the compiled migrations match migrations/*.sql', async () => {
   expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1))
 })
 
-test('six processes migrating one schema at once apply each migration exactly once', async () => {
+test('the compiled function sources match sql/functions/*.sql', async () => {
+  const generated = await readFile(
+    new URL('../../src/migrate/functions.generated.ts', import.meta.url),
+    'utf8',
+  )
+  expect(generated).toBe(await renderFunctions())
+  expect(functions.length).toBeGreaterThan(0)
+})
+
+test('six processes migrating one schema at once apply each migration and function file exactly once', async () => {
   const schema = uniqueSchema('mig')
   schemas.push(schema)
   const sluices = Array.from({ length: 6 }, () => createSluice({ database: databaseUrl, schema }))
@@ -33,6 +44,48 @@ test('six processes migrating one schema at once apply each migration exactly on
   expect(new Set(results.map((r) => r.version))).toEqual(new Set([migrations.at(-1)!.version]))
   const { rows } = await admin.query(`SELECT version FROM "${schema}".migrations ORDER BY version`)
   expect(rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version))
+  const names = functions.map((f) => f.name)
+  expect(results.flatMap((r) => r.functions).sort()).toEqual([...names].sort())
+  const { rows: recorded } = await admin.query(
+    `SELECT name, hash FROM "${schema}".function_sources ORDER BY name`,
+  )
+  expect(recorded).toEqual(
+    functions.map((f) => ({ name: f.name, hash: f.hash })).sort((a, b) => (a.name < b.name ? -1 : 1)),
+  )
+})
+
+test('a changed function file is applied once by six processes at once; an unchanged one is not applied again', async () => {
+  const schema = uniqueSchema('fn')
+  schemas.push(schema)
+  const pools = Array.from({ length: 6 }, () => pgPool(1))
+  const dbs = pools.map((pool) => fromPg(pool))
+  try {
+    expect((await migrate(dbs[0]!, schema)).functions).toEqual(functions.map((f) => f.name))
+    expect((await migrate(dbs[0]!, schema)).functions).toEqual([])
+    // A new version of one file: its body changes what the function returns.
+    const probe = (n: number) => ({
+      name: 'zz_probe',
+      hash: `probe-${n}`,
+      statements: [
+        `CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.zz_probe() RETURNS integer LANGUAGE sql AS $fn$ SELECT ${n} $fn$`,
+        // Counts how many times this version's statements ran.
+        `CREATE TABLE IF NOT EXISTS :SLUICE_SCHEMA.zz_runs (n integer)`,
+        `INSERT INTO :SLUICE_SCHEMA.zz_runs VALUES (${n})`,
+      ],
+    })
+    for (const n of [1, 2]) {
+      const results = await Promise.all(
+        dbs.map((db) => migrate(db, schema, migrations, [...functions, probe(n)])),
+      )
+      expect(results.flatMap((r) => r.functions)).toEqual(['zz_probe'])
+      const { rows } = await admin.query(`SELECT "${schema}".zz_probe() AS v`)
+      expect(rows).toEqual([{ v: n }])
+    }
+    const { rows: runs } = await admin.query(`SELECT n FROM "${schema}".zz_runs ORDER BY n`)
+    expect(runs.map((r) => r.n)).toEqual([1, 2])
+  } finally {
+    await Promise.all(pools.map((pool) => pool.end()))
+  }
 })
 
 test('the statement splitter respects quotes, dollar quotes and comments', () => {

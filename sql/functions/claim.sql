@@ -1,0 +1,268 @@
+-- The claim and its row type. Its result type changed (the `more` column): a file applied once its
+-- content changes drops both functions and the type, and creates them again, in one transaction.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.relay_and_claim(integer, text[], integer, bigint, text, integer, integer, text[]);
+
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer, text[]);
+
+DROP TYPE IF EXISTS :SLUICE_SCHEMA.claim_row;
+
+-- A claim's row: a claimed job; or (null id) a queue the claim stopped in before a job the drain
+-- cannot fit in its time left, with that job's name; or (null id and name) only the `more` flag.
+-- `more` is the same on every row of one claim: the claim took fewer jobs than it picked, or
+-- picked as many as it was asked for, so a claim made once these jobs settle may find more.
+CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
+  id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
+  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean, more boolean
+);
+
+-- The claim is composed of stages, each its own function below, called in this order:
+--   1. claim_eligible: which of the drain's queues it may serve now;
+--   2. claim_room: how many jobs each of them may take in this claim;
+--   3. the per-row condition a waiting job must meet to be picked (a section of the walk in 4);
+--   4. picking (in claim itself): each queue walked on the claim index, in order, up to its room;
+--   5. claim_take_keys: locks taken after picking; a picked job that cannot take its lock is
+--      dropped, and the claim reports `more` so that the drain claims again once it settles.
+-- A control plugs into one stage: a queue-level gate into 1 or 2, a per-job condition into 3, a
+-- lock or counter taken per picked job into 5 (whose dropped jobs make `more` true).
+
+-- Stage 1: the queues this drain may serve now: not paused, breaker closed, not held, not served
+-- by a higher-priority drain, single-consumer queues only with their lease (taken in claim).
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_eligible(p_queues text[], p_invocation text, p_priority integer)
+RETURNS text[] LANGUAGE sql STABLE
+AS $fn$
+  SELECT coalesce(array_agg(q.name), '{}')
+  FROM unnest(p_queues) AS q(name)
+  LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+  WHERE c.name IS NULL OR (
+        NOT c.paused
+    AND coalesce(c.breaker_until, '-infinity') <= now()
+    AND coalesce(c.held_until, '-infinity') <= now()
+    AND (NOT c.single_consumer OR EXISTS (
+          SELECT 1 FROM :SLUICE_SCHEMA.queue_leases l WHERE l.queue = q.name AND l.holder = p_invocation))
+  )
+  AND NOT EXISTS (
+    SELECT 1 FROM :SLUICE_SCHEMA.invocations o
+    WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
+  )
+$fn$;
+
+-- Stage 2: the room each eligible queue has in this claim: p_limit, or less under a global cap.
+-- Claims of capped queues take turns (the row lock is held to the end of the claim), so each one
+-- counts the jobs in flight after the previous claim committed.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_room(p_open text[], p_limit integer)
+RETURNS TABLE (queue text, single_consumer boolean, room integer)
+LANGUAGE plpgsql
+-- A drain serves a few queues: the planner's default guess of 1000 rows would mislead it.
+ROWS 4
+SET jit = off
+AS $fn$
+BEGIN
+  PERFORM 1 FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL
+  ORDER BY c.name
+  FOR UPDATE;
+
+  RETURN QUERY
+  SELECT q.name,
+         coalesce(c.single_consumer, false),
+         CASE WHEN c.global_cap IS NULL THEN p_limit
+              ELSE least(p_limit, greatest(0, c.global_cap - (
+                SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
+                WHERE f.queue = q.name AND f.lease_token IS NOT NULL AND f.run_at > now())))
+         END
+  FROM unnest(p_open) AS q(name)
+  LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name;
+END
+$fn$;
+
+-- Stage 5: while-executing keys. A picked job runs only if it takes its key's lock (free, expired
+-- or its own); the first picked job of a key, in claim order, gets the chance. The lock's INSERT
+-- waits for a concurrent claim of the same key to commit, so two drains never both take it.
+-- Returns the picked jobs that must be dropped.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_take_keys(
+  p_ids bigint[], p_keys text[], p_invocation text, p_until timestamptz
+)
+RETURNS bigint[] LANGUAGE sql
+AS $fn$
+  WITH want AS (
+    SELECT DISTINCT ON (k) id, k
+    FROM unnest(p_ids, p_keys) WITH ORDINALITY AS w(id, k, o)
+    WHERE k IS NOT NULL
+    ORDER BY k, o
+  ), got AS (
+    INSERT INTO :SLUICE_SCHEMA.unique_locks AS u (key, job_id, strategy, state, owner, expires_at)
+    SELECT k, id, 'while-executing', 'executing', p_invocation, p_until FROM want
+    ON CONFLICT ON CONSTRAINT unique_locks_pkey DO UPDATE
+    SET job_id = excluded.job_id, owner = excluded.owner, expires_at = excluded.expires_at, acquired_at = now(),
+        state = 'executing', strategy = 'while-executing'
+    WHERE u.expires_at < now() OR u.job_id = excluded.job_id
+    RETURNING u.job_id
+  )
+  SELECT coalesce(array_agg(w.id), '{}')
+  FROM unnest(p_ids, p_keys) AS w(id, k)
+  WHERE w.k IS NOT NULL AND w.id NOT IN (SELECT job_id FROM got)
+$fn$;
+
+-- Claims up to p_limit due jobs from the queues this drain may serve now, through the stages
+-- above; in each queue it stops before the first job named in p_defer (reported as a row with a
+-- null id). Registers or renews the drain's invocation lease and single-consumer queue leases.
+CREATE FUNCTION :SLUICE_SCHEMA.claim(
+  p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer, p_jobs_done integer,
+  p_defer text[] DEFAULT '{}'
+)
+RETURNS SETOF :SLUICE_SCHEMA.claim_row
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+-- Each call plans for its own arguments (queues, limit): a generic plan would not know the room.
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
+  v_open text[];
+  v_ids bigint[];
+  v_due timestamptz[];
+  v_single boolean[];
+  v_exclusive text[];
+  v_skip bigint[] := '{}';
+  v_cut_queues text[];
+  v_cut_names text[];
+  v_more boolean;
+  v_rows integer := 0;
+  v_n integer := 0;
+BEGIN
+  -- The claim commits with the server's durability setting: a claim forgotten in a crash while
+  -- its drain runs the jobs would let a second drain claim and run them at the same time.
+  INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
+  VALUES (p_invocation, p_queues, p_priority, v_until, p_jobs_done)
+  ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
+
+  -- Single-consumer queues: take or renew the queue lease (free, expired, or already ours).
+  INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
+  SELECT c.name, p_invocation, v_until
+  FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
+  ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+  WHERE l.holder = excluded.holder OR l.expires_at < now();
+
+  -- Stage 1: the queues it may serve now.
+  v_open := :SLUICE_SCHEMA.claim_eligible(p_queues, p_invocation, p_priority);
+  IF cardinality(v_open) = 0 THEN
+    RETURN;
+  END IF;
+
+  -- Stage 4, picking: each queue walked on the claim index in order, up to its room (stage 2),
+  -- taking the jobs that meet stage 3 and that no other claim has locked.
+  WITH open AS (
+    SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
+  ), candidates AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer
+    FROM open
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.queue = open.name AND j.run_at <= now() AND j.attempts < j.max_attempts
+        -- Stage 3, the per-row condition: a while-executing key held by another job keeps the
+        -- job waiting. A section, not a function: a function with a subquery is not inlined, and
+        -- would run as a statement of its own for every row the walk reads.
+        AND (j.exclusive_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT open.room
+      FOR UPDATE SKIP LOCKED
+    ) p
+    WHERE open.room > 0
+  ), cut AS (
+    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
+    -- everything behind it in that queue stay where they are, in order, for a drain with time.
+    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
+    FROM candidates c
+    WHERE c.name = ANY (p_defer)
+    ORDER BY c.queue, c.priority, c.run_at, c.id
+  ), picked AS (
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer
+    FROM candidates c
+    LEFT JOIN cut ON cut.queue = c.queue
+    WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
+    ORDER BY c.priority, c.run_at, c.id
+    LIMIT p_limit
+  )
+  SELECT (SELECT array_agg(id ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(queue ORDER BY queue) FROM cut),
+         (SELECT array_agg(name ORDER BY queue) FROM cut)
+  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names;
+
+  IF v_ids IS NULL THEN
+    -- Nothing picked: at most the queues left for lack of time.
+    RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
+                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false
+                 FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
+    RETURN;
+  END IF;
+
+  -- Stage 5: locks taken after picking; the jobs that could not take theirs are dropped.
+  IF EXISTS (SELECT 1 FROM unnest(v_exclusive) k WHERE k IS NOT NULL) THEN
+    v_skip := :SLUICE_SCHEMA.claim_take_keys(v_ids, v_exclusive, p_invocation, v_until);
+  END IF;
+
+  -- More may remain: the claim picked as many as it was asked for, or dropped some it picked
+  -- (their keys are held by jobs it claimed; they can run once those settle).
+  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0;
+
+  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
+  -- the job that did not fit.
+  RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
+                      NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more
+               FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
+  GET DIAGNOSTICS v_rows = ROW_COUNT;
+
+  RETURN QUERY
+  WITH claimed AS (
+    UPDATE :SLUICE_SCHEMA.jobs j
+    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation
+    FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
+    WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
+    RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
+              p.due, p.single, j.unique_key
+  ), executing AS (
+    UPDATE :SLUICE_SCHEMA.unique_locks u
+    SET state = 'executing', owner = p_invocation
+    FROM claimed
+    WHERE claimed.unique_key IS NOT NULL AND u.key = claimed.unique_key AND u.job_id = claimed.id
+    RETURNING 1
+  )
+  SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
+         c.enqueued_at, c.due, c.single, v_more
+  FROM claimed c;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+
+  -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
+  IF v_rows + v_n = 0 AND v_more THEN
+    RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
+                        NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true;
+  END IF;
+END
+$fn$;
+
+-- A drain's claim with an opportunistic outbox relay first: one statement, and the claim sees
+-- the jobs the relay just wrote. Its rows are claim()'s.
+CREATE FUNCTION :SLUICE_SCHEMA.relay_and_claim(
+  p_relay integer, p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer,
+  p_jobs_done integer, p_defer text[] DEFAULT '{}'
+)
+RETURNS SETOF :SLUICE_SCHEMA.claim_row
+LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+BEGIN
+  IF p_relay > 0 THEN
+    PERFORM 1 FROM :SLUICE_SCHEMA.relay_outbox(p_relay);
+  END IF;
+  RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim(p_queues, p_limit, p_lease_ms, p_invocation, p_priority, p_jobs_done, p_defer);
+END
+$fn$;

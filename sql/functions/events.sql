@@ -1,0 +1,112 @@
+-- Fans events out to the subscriptions whose pattern matches their topic: one delivery record
+-- and one job per (event, subscriber) not delivered before. p_events is a JSON array of
+-- { i: event id, t: topic, p: payload, h: headers, at: published at (null: now()), d: delay ms }.
+-- The job's payload is the event envelope { topic, eventId, payload, headers, publishedAt }.
+-- Returns the jobs written per queue.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
+RETURNS TABLE (queue text, jobs integer)
+LANGUAGE sql
+SET jit = off
+AS $fn$
+  WITH ev AS (
+    SELECT x.i, x.t, x.p, coalesce(x.h, '{}') AS h, coalesce(x.at, now()) AS at, coalesce(x.d, 0) AS d, x.o
+    FROM ROWS FROM (jsonb_to_recordset(p_events) AS (i text, t text, p jsonb, h jsonb, at timestamptz, d bigint))
+      WITH ORDINALITY AS x(i, t, p, h, at, d, o)
+  ), matched AS (
+    -- The first of several events with one id in the same call wins, as a second call would lose.
+    SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
+           nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id
+    FROM ev
+    JOIN :SLUICE_SCHEMA.subscriptions s ON ('.' || ev.t) ~ s.regex AND s.created_at <= ev.at
+    ORDER BY ev.i, s.name, ev.o
+  ), fresh AS (
+    INSERT INTO :SLUICE_SCHEMA.event_deliveries (event_id, subscriber, job_id)
+    SELECT i, name, job_id FROM matched
+    ON CONFLICT DO NOTHING
+    RETURNING job_id
+  ), written AS (
+    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at)
+    SELECT m.job_id, m.queue, m.name,
+           jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
+           m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond')
+    FROM matched m JOIN fresh f ON f.job_id = m.job_id
+    RETURNING queue
+  )
+  SELECT queue, count(*)::integer FROM written GROUP BY queue;
+$fn$;
+
+-- Writes an event to the outbox inside the caller's transaction: it is published (fanned out
+-- to the subscribers) by the relay once the transaction commits, and never if it rolls back.
+-- Callable from any SQL client. Returns the outbox entry's id.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.outbox_publish(
+  p_topic text, p_payload jsonb, p_event_id text DEFAULT NULL, p_headers jsonb DEFAULT NULL, p_delay_ms bigint DEFAULT 0
+)
+RETURNS bigint LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+DECLARE
+  v_id bigint;
+BEGIN
+  IF p_topic IS NULL OR length(p_topic) > 255 OR p_topic !~ '^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){0,31}$' THEN
+    RAISE EXCEPTION 'Invalid topic %: 1-32 words of letters, digits, "_" or "-", separated by dots, at most 255 characters',
+      coalesce('"' || left(p_topic, 80) || '"', 'NULL') USING ERRCODE = '22023';
+  END IF;
+  IF p_event_id IS NOT NULL AND p_event_id !~ '^[!-~]{1,200}$' THEN
+    RAISE EXCEPTION 'Invalid event id: 1-200 visible ASCII characters' USING ERRCODE = '22023';
+  END IF;
+  IF p_headers IS NOT NULL AND (jsonb_typeof(p_headers) <> 'object' OR EXISTS (
+       SELECT 1 FROM jsonb_each(p_headers) h
+       WHERE h.key !~ '^[A-Za-z0-9_.:-]{1,64}$' OR jsonb_typeof(h.value) <> 'string' OR length(h.value #>> '{}') > 1024)
+     OR (SELECT count(*) FROM jsonb_object_keys(p_headers)) > 32) THEN
+    RAISE EXCEPTION 'Invalid headers: an object of at most 32 string values, keys of 1-64 letters, digits, "_", ".", ":" or "-"'
+      USING ERRCODE = '22023';
+  END IF;
+  IF p_delay_ms IS NOT NULL AND p_delay_ms < 0 THEN
+    RAISE EXCEPTION 'Invalid delay: must be 0 or more milliseconds' USING ERRCODE = '22023';
+  END IF;
+  INSERT INTO :SLUICE_SCHEMA.outbox (topic, payload, event_id, headers, delay_ms)
+  VALUES (p_topic, coalesce(p_payload, 'null'::jsonb), coalesce(p_event_id, gen_random_uuid()::text),
+          coalesce(p_headers, '{}'), coalesce(p_delay_ms, 0))
+  RETURNING id INTO v_id;
+  RETURN v_id;
+END
+$fn$;
+
+-- Publishes up to p_limit pending outbox entries, oldest first, exactly once each: the entries
+-- are taken FOR UPDATE SKIP LOCKED (concurrent relays take disjoint sets, and an entry a relay
+-- committed is no longer pending when another one gets to lock it), stamped published_at and
+-- fanned out by publish_events in the same transaction. An entry's event counts as published
+-- when it was written, so subscribers added since then do not receive it.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.relay_outbox(p_limit integer)
+RETURNS TABLE (entries integer, jobs integer)
+LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_n integer;
+  v_events jsonb;
+BEGIN
+  WITH picked AS (
+    SELECT o.id FROM :SLUICE_SCHEMA.outbox o
+    WHERE o.published_at IS NULL
+    ORDER BY o.id
+    LIMIT p_limit
+    FOR UPDATE SKIP LOCKED
+  ), stamped AS (
+    UPDATE :SLUICE_SCHEMA.outbox o SET published_at = now()
+    FROM picked WHERE o.id = picked.id
+    RETURNING o.id, o.topic, o.payload, o.event_id, o.headers, o.created_at, o.delay_ms
+  )
+  SELECT count(*)::integer,
+         coalesce(jsonb_agg(jsonb_build_object('i', event_id, 't', topic, 'p', payload, 'h', headers,
+                                               'at', created_at, 'd', delay_ms) ORDER BY id), '[]')
+  INTO v_n, v_events
+  FROM stamped;
+  IF v_n = 0 THEN
+    RETURN QUERY SELECT 0, 0;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT v_n, coalesce(sum(p.jobs), 0)::integer FROM :SLUICE_SCHEMA.publish_events(v_events) p;
+END
+$fn$;

@@ -1,0 +1,187 @@
+-- Settles a batch of attempts: completions (archive), failures (retry with backoff or dead
+-- letter), hand-backs (attempt uncounted); releases concurrency slots and uniqueness locks,
+-- counts batches and enqueues their callbacks exactly once, drives each queue's circuit
+-- breaker and writes job stats. With p_finish, also ends the invocation and counts what is left;
+-- only that last settle of a drain commits without waiting for the WAL flush. Its records are
+-- those of settle_records.sql.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
+  p_ok jsonb, p_ko jsonb, p_back jsonb, p_invocation text, p_finish boolean, p_queues text[]
+)
+RETURNS TABLE (completed integer, retried integer, dead integer, handed_back integer, ready integer)
+LANGUAGE plpgsql
+-- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
+SET jit = off
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_completed integer := 0;
+  v_retried integer := 0;
+  v_dead integer := 0;
+  v_back integer := 0;
+  v_ready integer;
+  v_released jsonb := '[]';
+  v_outcomes jsonb := '[]';
+BEGIN
+  -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
+  -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
+  -- the next claim keeps the server's setting: a claim forgotten by a crashed server would let a
+  -- second drain run a job the first still runs. Enqueues keep it too.
+  IF p_finish THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+  END IF;
+  -- Completed and expired jobs: to the archive.
+  IF jsonb_array_length(p_ok) > 0 THEN
+    WITH done AS (
+      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(p_ok) ok
+      WHERE j.id = ok.id AND j.lease_token = ok.token
+      RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
+                j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
+                ok.wait_ms AS w
+    ), archived AS (
+      INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
+                                          enqueued_at, duration_ms, wait_ms)
+      SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w FROM done
+      RETURNING 1
+    ), stats AS (
+      INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
+      SELECT name, queue, s, d, w FROM done
+      RETURNING 1
+    )
+    SELECT count(*)::integer,
+           coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
+           coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', true)), '[]')
+    INTO v_completed, v_released, v_outcomes
+    FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
+  END IF;
+
+  -- Failed attempts: retried with their backoff, or dead-lettered when out of attempts.
+  IF jsonb_array_length(p_ko) > 0 THEN
+    DECLARE
+      v_dead_rel jsonb;
+      v_dead_out jsonb;
+      v_retry_out jsonb;
+    BEGIN
+      WITH gone AS (
+        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
+        RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
+                  j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
+                  ko.error || jsonb_build_object('attempt', j.attempts) AS e,
+                  ko.duration_ms AS du, ko.wait_ms AS w
+      ), buried AS (
+        INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
+                                                 last_error, errors)
+        SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
+               :SLUICE_SCHEMA.error_history(errors, e)
+        FROM gone
+        ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
+          errors = excluded.errors, payload = excluded.payload
+        RETURNING 1
+      ), stats AS (
+        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
+        SELECT name, queue, 'dead', du, w FROM gone
+        RETURNING 1
+      )
+      SELECT count(*)::integer,
+             coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
+             coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+      INTO v_dead, v_dead_rel, v_dead_out
+      FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
+
+      -- Retries. In a single-consumer queue the job keeps its place at the head and the queue
+      -- is held until the retry is due, so order is kept.
+      WITH again AS (
+        UPDATE :SLUICE_SCHEMA.jobs j
+        SET run_at = CASE WHEN ko.keep_place IS NOT NULL THEN least(ko.keep_place, now())
+                          ELSE now() + ko.delay_ms * interval '1 millisecond' END,
+            lease_token = NULL, leased_by = NULL,
+            last_error = ko.error || jsonb_build_object('attempt', j.attempts),
+            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || jsonb_build_object('attempt', j.attempts))
+        FROM :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
+        RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
+                  ko.wait_ms AS w
+      ), held AS (
+        UPDATE :SLUICE_SCHEMA.queues c
+        SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
+        FROM (SELECT queue, max(d) AS d FROM again WHERE r IS NOT NULL GROUP BY queue) h
+        WHERE c.name = h.queue
+        RETURNING 1
+      ), stats AS (
+        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
+        SELECT name, queue, 'failed', du, w FROM again
+        RETURNING 1
+      ), unlocked AS (
+        -- while-executing locks end with the attempt.
+        DELETE FROM :SLUICE_SCHEMA.unique_locks u USING again
+        WHERE u.key = again.exclusive_key AND u.job_id = again.id
+        RETURNING 1
+      )
+      SELECT count(*)::integer, coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+      INTO v_retried, v_retry_out
+      FROM again;
+
+      v_released := v_released || v_dead_rel;
+      v_outcomes := v_outcomes || v_dead_out || v_retry_out;
+    END;
+  END IF;
+
+  -- Claimed but never started: back in place, attempt uncounted.
+  IF jsonb_array_length(p_back) > 0 THEN
+    WITH returned AS (
+      UPDATE :SLUICE_SCHEMA.jobs j
+      SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
+      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back) back WHERE j.id = back.id AND j.lease_token = back.token
+      RETURNING j.id, j.unique_key, j.exclusive_key
+    ), unlocked AS (
+      UPDATE :SLUICE_SCHEMA.unique_locks u SET state = 'queued', owner = NULL
+      FROM returned WHERE u.key = returned.unique_key AND u.job_id = returned.id
+      RETURNING 1
+    ), dropped AS (
+      DELETE FROM :SLUICE_SCHEMA.unique_locks u USING returned
+      WHERE u.key = returned.exclusive_key AND u.job_id = returned.id
+      RETURNING 1
+    )
+    SELECT count(*)::integer INTO v_back FROM returned;
+  END IF;
+
+  PERFORM :SLUICE_SCHEMA.after_end(v_released);
+
+  -- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
+  -- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
+  -- something to change are touched, so healthy queues take no row lock here.
+  IF jsonb_array_length(v_outcomes) > 0 THEN
+    WITH o AS (
+      SELECT q, bool_or(ok) AS any_ok, count(*) FILTER (WHERE NOT ok)::integer AS failures
+      FROM jsonb_to_recordset(v_outcomes) AS r(q text, ok boolean)
+      GROUP BY q
+    )
+    UPDATE :SLUICE_SCHEMA.queues c
+    SET consecutive_failures = CASE
+          WHEN o.any_ok THEN 0
+          WHEN c.consecutive_failures + o.failures >= c.breaker_threshold THEN 0
+          ELSE c.consecutive_failures + o.failures END,
+        trips = CASE
+          WHEN o.any_ok THEN 0
+          WHEN c.consecutive_failures + o.failures >= c.breaker_threshold THEN c.trips + 1
+          ELSE c.trips END,
+        breaker_until = CASE
+          WHEN NOT o.any_ok AND c.consecutive_failures + o.failures >= c.breaker_threshold
+          THEN now() + least(c.breaker_cap_ms, c.breaker_base_ms * (2 ^ least(c.trips, 40))::bigint) * interval '1 millisecond'
+          ELSE c.breaker_until END
+    FROM o
+    WHERE c.name = o.q AND c.breaker_threshold IS NOT NULL
+      AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
+  END IF;
+
+  IF p_finish THEN
+    DELETE FROM :SLUICE_SCHEMA.invocations WHERE id = p_invocation;
+    DELETE FROM :SLUICE_SCHEMA.queue_leases WHERE holder = p_invocation;
+    SELECT count(*)::integer INTO v_ready
+    FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+          WHERE j.queue = ANY (p_queues) AND j.run_at <= now() AND j.attempts < j.max_attempts LIMIT 1000) r;
+  END IF;
+
+  RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready;
+END
+$fn$;

@@ -1,0 +1,38 @@
+-- The records a settle is sent (src/sql/settle.ts has one encoder for each): JSON arrays of
+-- objects whose keys are these columns' names, so each side names every field in full once.
+
+-- Attempts that ran to the end: completed, or expired (run past the job's timeout); how long the
+-- run took (null when it never started) and how long the job waited once due.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
+RETURNS TABLE (id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+LANGUAGE sql IMMUTABLE
+AS $fn$
+  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms
+  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+$fn$;
+
+-- Failed attempts: the error ({ name, message }, stamped with the time here), the backoff before
+-- the next attempt, whether to dead-letter now, the time a single-consumer job keeps its place
+-- until (null otherwise), how long the run took and how long the job waited once due.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
+RETURNS TABLE (
+  id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
+  wait_ms bigint
+)
+LANGUAGE sql STABLE
+AS $fn$
+  SELECT a.id, a.token, a.error || jsonb_build_object('at', now()), a.delay_ms, a.final, a.keep_place, a.duration_ms,
+         a.wait_ms
+  FROM jsonb_to_recordset(p_ko) AS a(
+    id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
+    wait_ms bigint
+  )
+$fn$;
+
+-- Claimed jobs never started: back in place, due when they were due before the claim.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
+RETURNS TABLE (id bigint, token uuid, due_at timestamptz)
+LANGUAGE sql IMMUTABLE
+AS $fn$
+  SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
+$fn$;
