@@ -33,13 +33,15 @@ AS $fn$
   SELECT coalesce(array_agg(q.name), '{}')
   FROM unnest(p_queues) AS q(name)
   LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
-  WHERE c.name IS NULL OR (
+  -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
+  -- higher priority holds it all the same.
+  WHERE (c.name IS NULL OR (
         NOT c.paused
     AND coalesce(c.breaker_until, '-infinity') <= now()
     AND coalesce(c.held_until, '-infinity') <= now()
     AND (NOT c.single_consumer OR EXISTS (
           SELECT 1 FROM :SLUICE_SCHEMA.queue_leases l WHERE l.queue = q.name AND l.holder = p_invocation))
-  )
+  ))
   AND NOT EXISTS (
     SELECT 1 FROM :SLUICE_SCHEMA.invocations o
     WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)

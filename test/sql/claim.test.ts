@@ -149,6 +149,14 @@ describe('claim: queue state', () => {
     expect(ids(await claimed({ queues: ['shared'], invocationPriority: 5 }))).toEqual([job.id])
   })
 
+  it('leaves a queue with no queues row to a live drain of higher priority', async () => {
+    // A queue unknown to migrate() and maintenance (enqueued from the edge before a sync).
+    const job = await s.rows.ready({ queue: 'unsynced' })
+    await s.rows.invocation({ id: 'inv-high', queues: ['unsynced'], priority: 5 })
+    expect(await claimed({ queues: ['unsynced'], invocationPriority: 4 })).toEqual([])
+    expect(ids(await claimed({ queues: ['unsynced'], invocationPriority: 5 }))).toEqual([job.id])
+  })
+
   it('ignores a higher-priority drain whose invocation lease ran out', async () => {
     const job = await s.rows.ready({ queue: 'shared' })
     await s.rows.invocation({ id: 'inv-high', queues: ['shared'], priority: 5, expiresInMs: -1 })
