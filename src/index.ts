@@ -9,6 +9,13 @@ export {
   type RecurringTask,
 } from './controls/recurring.js'
 export type { JobStats } from './controls/stats.js'
+export {
+  SIGNATURE_HEADER,
+  type SignedHeaders,
+  type SignedRequest,
+  sign,
+  TIMESTAMP_HEADER,
+} from './crypto/signature.js'
 export { fromClient } from './db/client.js'
 export { connect } from './db/connect.js'
 export { PG } from './db/errors.js'
@@ -60,13 +67,6 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
-export {
-  SIGNATURE_HEADER,
-  type SignedHeaders,
-  type SignedRequest,
-  sign,
-  TIMESTAMP_HEADER,
-} from './http/signature.js'
 export {
   type AnyContract,
   type ContractOptions,
