@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import type { ResolvedConfig } from '../config.js'
 import { sqlStateOf } from '../db/errors.js'
+import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
@@ -90,7 +91,7 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
         )
         return rows[0]!
       } catch (error) {
-        if (sqlStateOf(error) === 'SLU00') throw new ValidationError((error as Error).message)
+        if (sqlStateOf(error) === SQLSTATE.SLUICE_INVALID) throw new ValidationError((error as Error).message)
         throw error
       }
     },

@@ -1,6 +1,6 @@
 import * as z from 'zod'
 import type { Queryable } from '../db/types.js'
-import { ConfigError, toIssues, UnsupportedError } from '../errors.js'
+import { ConfigError, SluiceError, toIssues, UnsupportedError } from '../errors.js'
 import {
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE,
@@ -67,10 +67,9 @@ export interface SubscriberDefinition<S extends z.ZodType = z.ZodType>
 export type AnySubscriber = SubscriberDefinition<z.ZodType>
 
 /** Thrown by ctx.transaction when the event was already processed; ends the run as completed. */
-export class AlreadyProcessedError extends Error {
+export class AlreadyProcessedError extends SluiceError {
   constructor(eventId: string, subscriber: string) {
-    super(`Event ${eventId} was already processed by subscriber "${subscriber}"`)
-    this.name = 'AlreadyProcessedError'
+    super('ALREADY_PROCESSED', `Event ${eventId} was already processed by subscriber "${subscriber}"`)
   }
 }
 
