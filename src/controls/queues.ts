@@ -22,7 +22,8 @@ export interface QueueOptions {
 
 export const DEFAULT_BREAKER: CircuitBreakerOptions = { threshold: 5, baseMs: 30_000, capMs: 600_000 }
 
-const breakerSchema = z
+/** One schema for a circuit breaker, whether set for every queue (top level) or for one. */
+export const breakerSchema = z
   .object({
     threshold: z.number().int().min(1).max(1000),
     baseMs: z.number().int().min(1).max(86_400_000),
@@ -35,11 +36,14 @@ const breakerSchema = z
   .partial()
   .strict()
 
+/** `false` turns the breaker off. */
+export const breakerOptionSchema = z.union([z.literal(false), breakerSchema])
+
 export const queueOptionsSchema = z
   .object({
     singleActiveConsumer: z.boolean().optional(),
     globalConcurrency: z.number().int().min(1).max(100_000).optional(),
-    circuitBreaker: z.union([z.literal(false), breakerSchema]).optional(),
+    circuitBreaker: breakerOptionSchema.optional(),
   })
   .strict()
 
