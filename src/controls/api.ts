@@ -1,5 +1,4 @@
 import * as z from 'zod'
-import type { ResolvedConfig } from '../config.js'
 import { sqlStateOf } from '../db/errors.js'
 import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db } from '../db/types.js'
@@ -9,7 +8,14 @@ import { resolveJob } from '../jobs/enqueue.js'
 import { assertStorable } from '../json.js'
 import { assertName } from '../names.js'
 import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
-import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from './queues.js'
+import {
+  pauseQueue,
+  type QueueSettings,
+  type QueueStateRow,
+  queueStates,
+  resumeQueue,
+  syncQueues,
+} from './queues.js'
 import { type RecurringRun, recurringRuns } from './recurring.js'
 import { type JobStats, jobStats } from './stats.js'
 
@@ -44,7 +50,13 @@ export interface ControlsApi {
 
 const batchId = z.string().regex(/^[0-9]{1,19}$/, 'must be a batch id')
 
-export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedConfig): ControlsApi {
+/** What the controls need of the resolved config (src/config.ts, a layer above, passes all of it). */
+export interface ControlsConfig {
+  readonly jobs: ReadonlyMap<string, AnyJob>
+  readonly queueSettings: readonly QueueSettings[]
+}
+
+export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsConfig): ControlsApi {
   const callbackJob = (job: AnyJob | undefined, key: string, properties: unknown): void => {
     if (!job) return
     resolveJob(config.jobs, job)
