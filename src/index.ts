@@ -8,7 +8,6 @@ export {
   type RecurringRun,
   type RecurringTask,
 } from './controls/recurring.js'
-export type { JobStats } from './controls/stats.js'
 export {
   SIGNATURE_HEADER,
   type SignedHeaders,
@@ -101,3 +100,4 @@ export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
 export type { QueueMetrics } from './sql/metrics.js'
+export type { JobStats } from './sql/stats.js'

@@ -7,17 +7,12 @@ import type { AnyJob } from '../jobs/define.js'
 import { resolveJob } from '../jobs/enqueue.js'
 import { assertStorable } from '../json.js'
 import { assertName } from '../names.js'
-import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
-import {
-  pauseQueue,
-  type QueueSettings,
-  type QueueStateRow,
-  queueStates,
-  resumeQueue,
-  syncQueues,
-} from './queues.js'
-import { type RecurringRun, recurringRuns } from './recurring.js'
-import { type JobStats, jobStats } from './stats.js'
+import { type BatchRow, createBatch, getBatch, sealBatch } from '../sql/batches.js'
+import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from '../sql/queues.js'
+import { type RecurringRun, recurringRuns } from '../sql/recurring.js'
+import { type JobStats, jobStats } from '../sql/stats.js'
+import { type BatchCallbacks, callbackRows } from './batches.js'
+import type { QueueSettings } from './queues.js'
 
 export interface BatchOptions extends BatchCallbacks {
   /** Given to every callback as its input; checked against each callback job's input schema. */
@@ -93,7 +88,9 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
       callbackJob(options.onFinish, 'onFinish', properties)
       callbackJob(options.onSuccess, 'onSuccess', properties)
       callbackJob(options.onDiscard, 'onDiscard', properties)
-      const { rows } = await (await db()).query<{ id: string }>(createBatch(t, options, properties))
+      const { rows } = await (await db()).query<{ id: string }>(
+        createBatch(t, callbackRows(options), properties),
+      )
       return { id: rows[0]!.id }
     },
     async sealBatch(batch) {
