@@ -20,7 +20,7 @@ export const LAYERS: Layer[] = [
   { name: 'jobs', members: ['jobs/'] },
   { name: 'controls, events, wake', members: ['controls/', 'events/', 'wake/'] },
   { name: 'config, drain', members: ['config.ts', 'drain/'] },
-  { name: 'sluice', members: ['sluice.ts'] },
+  { name: 'sluice', members: ['sluice.ts', 'inspect.ts'] },
   { name: 'http', members: ['http/'] },
   { name: 'adapters', members: ['platforms/', 'edge/', 'edge.ts', 'cli/', 'index.ts'] },
 ]

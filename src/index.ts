@@ -66,6 +66,7 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
+export type { Inspect, StatsQuery } from './inspect.js'
 export {
   type AnyContract,
   type ContractOptions,
@@ -101,3 +102,4 @@ export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
 export type { QueueMetrics } from './sql/metrics.js'
 export type { JobStats } from './sql/stats.js'
+export type { InvocationRow, MaintenanceRow, StatusRow } from './sql/status.js'

@@ -24,8 +24,6 @@ export interface ControlsApi {
   pause(queue: string): Promise<void>
   /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
   resume(queue: string): Promise<boolean>
-  /** Every queue's stored state: pause, breaker, single-consumer lease. */
-  queueStates(): Promise<QueueStateRow[]>
   /** Writes the queues' settings from code (also done by migrate() and by maintenance). */
   syncQueues(): Promise<void>
   createBatch(options?: BatchOptions): Promise<{ id: string }>
@@ -36,14 +34,16 @@ export interface ControlsApi {
     options: BatchOptions,
     fill: (id: string) => Promise<void>,
   ): Promise<{ id: string; total: number; finished: boolean }>
-  getBatch(id: string): Promise<BatchRow | null>
-  /** Finished attempts over the last `sinceMs` (default 1 h): summary, status counts, throughput per minute, slowest names. */
-  stats(options?: { sinceMs?: number; slowest?: number; queue?: string }): Promise<JobStats>
-  /** The execution history of recurring tasks, newest slot first. */
-  recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
 }
 
 const batchId = z.string().regex(/^[0-9]{1,19}$/, 'must be a batch id')
+
+/** A batch id as given by the caller, checked. */
+export function parseBatchId(value: string): string {
+  const parsed = batchId.safeParse(value)
+  if (!parsed.success) throw new ValidationError(`Invalid batch id ${JSON.stringify(value)}`)
+  return parsed.data
+}
 
 /** What the controls need of the resolved config (src/config.ts, a layer above, passes all of it). */
 export interface ControlsConfig {
@@ -63,11 +63,6 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
       )
     }
   }
-  const id = (value: string): string => {
-    const parsed = batchId.safeParse(value)
-    if (!parsed.success) throw new ValidationError(`Invalid batch id ${JSON.stringify(value)}`)
-    return parsed.data
-  }
   const api: ControlsApi = {
     async pause(queue) {
       await (await db()).query(pauseQueue(t, assertName('queue', queue)))
@@ -75,9 +70,6 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
     async resume(queue) {
       const { rows } = await (await db()).query(resumeQueue(t, assertName('queue', queue)))
       return rows.length > 0
-    },
-    async queueStates() {
-      return (await (await db()).query<QueueStateRow>(queueStates(t))).rows
     },
     async syncQueues() {
       await (await db()).query(syncQueues(t, config.queueSettings))
@@ -96,7 +88,7 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
     async sealBatch(batch) {
       try {
         const { rows } = await (await db()).query<{ total: number; finished: boolean }>(
-          sealBatch(t, id(batch)),
+          sealBatch(t, parseBatchId(batch)),
         )
         return rows[0]!
       } catch (error) {
@@ -108,37 +100,6 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
       const { id: created } = await api.createBatch(options)
       await fill(created)
       return { id: created, ...(await api.sealBatch(created)) }
-    },
-    async stats(options = {}) {
-      const sinceMs = options.sinceMs ?? 3_600_000
-      const slowest = options.slowest ?? 10
-      if (
-        !Number.isInteger(sinceMs) ||
-        sinceMs < 1 ||
-        !Number.isInteger(slowest) ||
-        slowest < 1 ||
-        slowest > 1000
-      ) {
-        throw new ValidationError('stats: sinceMs must be a positive integer and slowest 1..1000')
-      }
-      const queue = options.queue === undefined ? null : assertName('queue', options.queue)
-      const { rows } = await (await db()).query<Omit<JobStats, 'sinceMs' | 'statusCounts'>>(
-        jobStats(t, sinceMs, slowest, queue),
-      )
-      const row = rows[0]!
-      const { completed, failed, dead, expired } = row.summary
-      return { sinceMs, ...row, statusCounts: { completed, failed, dead, expired } }
-    },
-    async recurringRuns(task, limit = 100) {
-      if (task !== undefined) assertName('job', task)
-      const { rows } = await (await db()).query<RecurringRun>(
-        recurringRuns(t, task ?? null, Math.min(Math.max(1, limit), 10_000)),
-      )
-      return rows
-    },
-    async getBatch(batch) {
-      const { rows } = await (await db()).query<BatchRow>(getBatch(t, id(batch)))
-      return rows[0] ?? null
     },
   }
   return api

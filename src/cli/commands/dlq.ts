@@ -99,7 +99,7 @@ retry and discard exit 1 when an --id matched no dead letter.`,
     if (args.action === 'list') {
       return {
         action: 'list',
-        deadLetters: await sluice.deadLetters.list({ ...filter, limit: args.limit ?? 100 }),
+        deadLetters: await sluice.inspect.deadLetters({ ...filter, limit: args.limit ?? 100 }),
       }
     }
     const act = args.action === 'retry' ? sluice.deadLetters.retry : sluice.deadLetters.discard
