@@ -1,5 +1,6 @@
 import type { Statement } from '../db/types.js'
 
+/** A batch, as `sluice.inspect.batch(id)` returns it. */
 export interface BatchRow {
   id: string
   total: number
@@ -7,8 +8,8 @@ export interface BatchRow {
   discarded: number
   sealed: boolean
   properties: unknown
-  created_at: Date
-  finished_at: Date | null
+  createdAt: Date
+  finishedAt: Date | null
 }
 
 /** What a batch callback stores: the job to enqueue when the batch finishes. */
@@ -33,7 +34,8 @@ export function sealBatch(t: string, id: string): Statement {
 
 export function getBatch(t: string, id: string): Statement {
   return {
-    text: `SELECT id::text AS id, total, completed, discarded, sealed, properties, created_at, finished_at
+    text: `SELECT id::text AS id, total, completed, discarded, sealed, properties, created_at AS "createdAt",
+       finished_at AS "finishedAt"
 FROM ${t}.batches WHERE id = $1::bigint`,
     values: [id],
   }

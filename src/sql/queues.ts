@@ -56,24 +56,27 @@ RETURNING name`,
   }
 }
 
+/** A queue's stored state, as `sluice.inspect.queueStates()` returns it. */
 export interface QueueStateRow {
   name: string
   paused: boolean
-  paused_at: Date | null
-  breaker_until: Date | null
-  consecutive_failures: number
+  pausedAt: Date | null
+  breakerUntil: Date | null
+  consecutiveFailures: number
   trips: number
-  held_until: Date | null
-  single_consumer: boolean
-  global_cap: number | null
-  lease_holder: string | null
-  lease_expires_at: Date | null
+  heldUntil: Date | null
+  singleConsumer: boolean
+  globalCap: number | null
+  leaseHolder: string | null
+  leaseExpiresAt: Date | null
 }
 
 export function queueStates(t: string): Statement {
   return {
-    text: `SELECT c.name, c.paused, c.paused_at, c.breaker_until, c.consecutive_failures, c.trips, c.held_until,
-       c.single_consumer, c.global_cap, l.holder AS lease_holder, l.expires_at AS lease_expires_at
+    text: `SELECT c.name, c.paused, c.paused_at AS "pausedAt", c.breaker_until AS "breakerUntil",
+       c.consecutive_failures AS "consecutiveFailures", c.trips, c.held_until AS "heldUntil",
+       c.single_consumer AS "singleConsumer", c.global_cap AS "globalCap", l.holder AS "leaseHolder",
+       l.expires_at AS "leaseExpiresAt"
 FROM ${t}.queues c LEFT JOIN ${t}.queue_leases l ON l.queue = c.name
 ORDER BY c.name`,
     values: [],

@@ -46,17 +46,18 @@ export function enqueueRecurring(
   }
 }
 
+/** One slot of a recurring task, as `sluice.inspect.recurringRuns()` returns it. */
 export interface RecurringRun {
   task: string
   slot: Date
-  job_id: string | null
+  jobId: string | null
   status: string | null
-  enqueued_at: Date
+  enqueuedAt: Date
 }
 
 export function recurringRuns(t: string, task: string | null, limit: number): Statement {
   return {
-    text: `SELECT task, slot, job_id::text AS job_id, status, enqueued_at FROM ${t}.recurring_runs
+    text: `SELECT task, slot, job_id::text AS "jobId", status, enqueued_at AS "enqueuedAt" FROM ${t}.recurring_runs
 WHERE ($1::text IS NULL OR task = $1) ORDER BY slot DESC LIMIT $2`,
     values: [task, limit],
   }

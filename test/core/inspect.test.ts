@@ -36,6 +36,21 @@ test('every read of sluice.inspect is one statement', async () => {
   expect(await inspect.invocations()).toEqual(status.invocations)
 })
 
+test('what inspect returns is camelCase, aliased in the SQL', async () => {
+  await env.sluice.pause('seen')
+  const rows = [
+    ...(await env.sluice.inspect.queueStates()),
+    ...(await env.sluice.inspect.queues()),
+    await env.sluice.inspect.status(),
+  ]
+  for (const row of rows) for (const key of Object.keys(row)) expect(key).toMatch(/^[a-z][A-Za-z]*$/)
+  expect((await env.sluice.inspect.queueStates()).find((q) => q.name === 'seen')).toMatchObject({
+    paused: true,
+    pausedAt: expect.any(Date),
+    singleConsumer: false,
+  })
+})
+
 test('the older read methods are the same reads', async () => {
   const depth = (rows: { queue: string; ready: number }[]) => rows.map((r) => [r.queue, r.ready])
   expect(depth(await env.sluice.metrics())).toEqual(depth(await env.sluice.inspect.queues()))
