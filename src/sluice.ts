@@ -97,7 +97,7 @@ function replayRow(row: DeadLetterRow, job: AnyJob | undefined, maxPayloadBytes:
     name: row.name,
     payload: JSON.stringify(row.payload),
     priority: row.priority,
-    maxAttempts: row.max_attempts,
+    maxAttempts: row.maxAttempts,
     runAt: null,
     delayMs: 0,
   }
