@@ -1,6 +1,7 @@
 import { parseBatchId } from './controls/api.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
+import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type BatchRow, getBatch } from './sql/batches.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
@@ -51,6 +52,8 @@ export interface Inspect {
   deadLetters(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
   /** Resolves when the database answers the cheapest statement there is. */
   health(): Promise<void>
+  /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
+  migrations(): Promise<number[]>
 }
 
 const MAX_BULK = 10_000
@@ -70,7 +73,11 @@ export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: 
   }
 }
 
-export function inspectApi(db: () => Promise<Db>, t: string, config: { queues: readonly string[] }): Inspect {
+export function inspectApi(
+  db: () => Promise<Db>,
+  t: string,
+  config: { queues: readonly string[]; schema: string },
+): Inspect {
   return {
     async queues() {
       return (await (await db()).query<QueueMetrics>(queueMetrics(t, config.queues))).rows
@@ -126,6 +133,9 @@ export function inspectApi(db: () => Promise<Db>, t: string, config: { queues: r
     },
     async health() {
       await (await db()).query(ping())
+    },
+    async migrations() {
+      return appliedVersions(await db(), config.schema)
     },
   }
 }

@@ -23,6 +23,7 @@ test('every read of sluice.inspect is one statement', async () => {
     ['batch', () => inspect.batch('1')],
     ['deadLetters', () => inspect.deadLetters()],
     ['health', () => inspect.health()],
+    ['migrations', () => inspect.migrations()],
   ]
   for (const [name, read] of reads) {
     env.statements.reset()
