@@ -1,5 +1,6 @@
 import * as z from 'zod'
 import {
+  breakerOptionSchema,
   type CircuitBreakerOptions,
   type QueueOptions,
   type QueueSettings,
@@ -155,19 +156,7 @@ const optionsSchema = z
         ),
       )
       .optional(),
-    circuitBreaker: z
-      .union([
-        z.literal(false),
-        z
-          .object({
-            threshold: z.number().int().min(1),
-            baseMs: z.number().int().min(1),
-            capMs: z.number().int().min(1),
-          })
-          .partial()
-          .strict(),
-      ])
-      .optional(),
+    circuitBreaker: breakerOptionSchema.optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
     wake: z.record(z.string(), z.unknown()).optional(),
     logger: z

@@ -15,6 +15,18 @@ export type ErrorCode =
   | 'DATABASE_UNAVAILABLE'
   | 'DATABASE_ERROR'
   | 'INTERNAL'
+  /** Thrown by a handler (PermanentJobError): dead-letter the job, do not retry it. */
+  | 'PERMANENT_FAILURE'
+  /** A handler ran past its timeout or the drain's deadline. */
+  | 'JOB_TIMEOUT'
+  /** A subscriber's event was already processed: the run ends as completed. */
+  | 'ALREADY_PROCESSED'
+  // The CLI's own failures.
+  | 'FAILED'
+  | 'USAGE'
+  | 'UNKNOWN_QUEUE'
+  | 'DATABASE_BUSY'
+  | 'LISTEN_FAILED'
 
 export interface Issue {
   path: (string | number)[]
@@ -22,22 +34,23 @@ export interface Issue {
   code?: string
 }
 
-/** The one base error of Sluice. `code` is stable; `status` is the HTTP status it maps to. */
+/**
+ * The one base error of Sluice. `code` is stable; the HTTP status each code answers with is
+ * the HTTP layer's business (src/http/errors.ts).
+ */
 export class SluiceError extends Error {
   readonly code: ErrorCode
-  readonly status: number
   readonly issues: Issue[] | undefined
   readonly hint: string | undefined
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { status?: number; issues?: Issue[]; hint?: string; cause?: unknown } = {},
+    options: { issues?: Issue[]; hint?: string; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = new.target.name
     this.code = code
-    this.status = options.status ?? 500
     this.issues = options.issues
     this.hint = options.hint
   }
@@ -51,37 +64,37 @@ export class SluiceError extends Error {
 
 export class ValidationError extends SluiceError {
   constructor(message: string, issues: Issue[] = [], code: ErrorCode = 'INVALID_INPUT') {
-    super(code, message, { status: 400, issues })
+    super(code, message, { issues })
   }
 }
 
 export class ConfigError extends SluiceError {
   constructor(message: string, issues?: Issue[]) {
-    super('INVALID_CONFIG', message, { status: 500, ...(issues ? { issues } : {}) })
+    super('INVALID_CONFIG', message, issues ? { issues } : {})
   }
 }
 
 export class UnknownJobError extends SluiceError {
   constructor(name: string) {
-    super('UNKNOWN_JOB', `No job named "${name}" is defined.`, { status: 404 })
+    super('UNKNOWN_JOB', `No job named "${name}" is defined.`)
   }
 }
 
 export class PayloadTooLargeError extends SluiceError {
   constructor(bytes: number, limit: number) {
-    super('PAYLOAD_TOO_LARGE', `Payload is ${bytes} bytes; the limit is ${limit} bytes.`, { status: 413 })
+    super('PAYLOAD_TOO_LARGE', `Payload is ${bytes} bytes; the limit is ${limit} bytes.`)
   }
 }
 
 export class ConflictError extends SluiceError {
   constructor(message: string) {
-    super('CONFLICT', message, { status: 409 })
+    super('CONFLICT', message)
   }
 }
 
 export class UnsupportedError extends SluiceError {
   constructor(message: string) {
-    super('UNSUPPORTED', message, { status: 501 })
+    super('UNSUPPORTED', message)
   }
 }
 
@@ -93,7 +106,6 @@ export class DatabaseError extends SluiceError {
     options: { sqlState?: string; cause?: unknown; hint?: string; code?: ErrorCode } = {},
   ) {
     super(options.code ?? 'DATABASE_ERROR', message, {
-      status: options.code === 'DATABASE_UNAVAILABLE' ? 503 : 500,
       cause: options.cause,
       ...(options.hint ? { hint: options.hint } : {}),
     })
@@ -102,10 +114,9 @@ export class DatabaseError extends SluiceError {
 }
 
 /** Thrown by a handler to dead-letter its job at once instead of retrying it. */
-export class PermanentJobError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'PermanentJobError'
+export class PermanentJobError extends SluiceError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('PERMANENT_FAILURE', message, options)
   }
 }
 

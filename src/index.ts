@@ -8,7 +8,13 @@ export {
   type RecurringRun,
   type RecurringTask,
 } from './controls/recurring.js'
-export type { JobStats } from './controls/stats.js'
+export {
+  SIGNATURE_HEADER,
+  type SignedHeaders,
+  type SignedRequest,
+  sign,
+  TIMESTAMP_HEADER,
+} from './crypto/signature.js'
 export { fromClient } from './db/client.js'
 export { connect } from './db/connect.js'
 export { PG } from './db/errors.js'
@@ -60,13 +66,7 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
-export {
-  SIGNATURE_HEADER,
-  type SignedHeaders,
-  type SignedRequest,
-  sign,
-  TIMESTAMP_HEADER,
-} from './http/signature.js'
+export type { Inspect, StatsQuery } from './inspect.js'
 export {
   type AnyContract,
   type ContractOptions,
@@ -101,3 +101,5 @@ export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
 export type { QueueMetrics } from './sql/metrics.js'
+export type { JobStats } from './sql/stats.js'
+export type { InvocationRow, MaintenanceRow, StatusRow } from './sql/status.js'

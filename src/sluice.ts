@@ -6,9 +6,15 @@ import { instrument } from './db/instrument.js'
 import type { Db } from './db/types.js'
 import { drain } from './drain/drain.js'
 import type { DrainOptions, DrainSummary } from './drain/options.js'
-import { ValidationError } from './errors.js'
 import { type EventsApi, eventsApi } from './events/api.js'
 import { eventTasks } from './events/tasks.js'
+import {
+  type DeadLetterQuery,
+  deadLetterFilter,
+  type Inspect,
+  inspectApi,
+  type StatsQuery,
+} from './inspect.js'
 import type { AnyJob, JobInput, JobShape } from './jobs/define.js'
 import {
   type EnqueueOptions,
@@ -22,27 +28,22 @@ import { HookRunner } from './jobs/hooks.js'
 import { coreTasks, type MaintenanceReport, maintain, validateTasks } from './maintain/maintain.js'
 import { type MigrateResult, migrate } from './migrate/run.js'
 import { quoteSchema } from './names.js'
+import type { BatchRow } from './sql/batches.js'
 import {
-  type DeadLetterFilter,
   type DeadLetterRow,
   discardDeadLetters,
   listDeadLetters,
   requeueDeadLetters,
 } from './sql/dead-letters.js'
 import type { NewJob } from './sql/enqueue.js'
-import { type QueueMetrics, queueMetrics } from './sql/metrics.js'
+import type { QueueMetrics } from './sql/metrics.js'
+import type { QueueStateRow } from './sql/queues.js'
+import type { RecurringRun } from './sql/recurring.js'
+import type { JobStats } from './sql/stats.js'
 import { enqueueAndWake } from './wake/enqueue.js'
 import { wakeTask } from './wake/task.js'
 
-export interface DeadLetterQuery {
-  ids?: string[]
-  queue?: string
-  name?: string
-  /** At most this many per call. Default 100 for list, 1,000 for retry and discard. */
-  limit?: number
-  /** List only: ids below this one (paging). */
-  before?: string
-}
+export type { DeadLetterQuery } from './inspect.js'
 
 export interface Sluice extends ControlsApi, EventsApi {
   readonly config: ResolvedConfig
@@ -64,17 +65,26 @@ export interface Sluice extends ControlsApi, EventsApi {
   drain(options?: DrainOptions): Promise<DrainSummary>
   /** Runs the maintenance tasks that are due; safe to call from overlapping cron deliveries. */
   maintain(): Promise<MaintenanceReport>
-  /** Depth of every queue (those of the defined jobs even when empty), in one statement. */
+  /** Every read of Sluice's state, one statement each: queues, status, invocations, stats, … */
+  readonly inspect: Inspect
+  /** Depth of every queue: the same as `inspect.queues()`. */
   metrics(): Promise<QueueMetrics[]>
+  /** The same as `inspect.queueStates()`. */
+  queueStates(): Promise<QueueStateRow[]>
+  /** The same as `inspect.batch(id)`. */
+  getBatch(id: string): Promise<BatchRow | null>
+  /** The same as `inspect.stats(query)`. */
+  stats(query?: StatsQuery): Promise<JobStats>
+  /** The same as `inspect.recurringRuns(task, limit)`. */
+  recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
   deadLetters: {
+    /** The same as `inspect.deadLetters(query)`. */
     list(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
     retry(query: DeadLetterQuery | string): Promise<string[]>
     discard(query: DeadLetterQuery | string): Promise<string[]>
   }
   close(): Promise<void>
 }
-
-const MAX_BULK = 10_000
 
 /**
  * A dead letter as a row to enqueue again: with its job's controls (keys recomputed from the
@@ -87,7 +97,7 @@ function replayRow(row: DeadLetterRow, job: AnyJob | undefined, maxPayloadBytes:
     name: row.name,
     payload: JSON.stringify(row.payload),
     priority: row.priority,
-    maxAttempts: row.max_attempts,
+    maxAttempts: row.maxAttempts,
     runAt: null,
     delayMs: 0,
   }
@@ -103,21 +113,6 @@ function replayRow(row: DeadLetterRow, job: AnyJob | undefined, maxPayloadBytes:
     }
   }
   return { ...prepared, id: row.id }
-}
-
-function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
-  const q = typeof query === 'string' ? { ids: [query] } : query
-  if (q.ids?.some((id) => !/^[0-9]{1,19}$/.test(id)))
-    throw new ValidationError('Dead letter ids are positive integers.')
-  const limit = q.limit ?? defaultLimit
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_BULK)
-    throw new ValidationError(`limit must be 1..${MAX_BULK}`)
-  return {
-    ...(q.ids ? { ids: q.ids } : {}),
-    ...(q.queue ? { queue: q.queue } : {}),
-    ...(q.name ? { name: q.name } : {}),
-    limit,
-  }
 }
 
 /** Creates a Sluice instance. Nothing connects until the first operation. */
@@ -189,6 +184,7 @@ export function createSluice(options: SluiceOptions): Sluice {
 
   const controls = controlsApi(db, t, config)
   const events = eventsApi(db, t, config)
+  const inspect = inspectApi(db, t, config)
   const sluice: Sluice = {
     ...controls,
     ...events,
@@ -221,20 +217,14 @@ export function createSluice(options: SluiceOptions): Sluice {
     async maintain() {
       return maintain(await db(), t, tasks)
     },
-    async metrics() {
-      const { rows } = await (await db()).query<QueueMetrics>(queueMetrics(t, config.queues))
-      return rows
-    },
+    inspect,
+    metrics: () => inspect.queues(),
+    queueStates: () => inspect.queueStates(),
+    getBatch: (id) => inspect.batch(id),
+    stats: (query) => inspect.stats(query),
+    recurringRuns: (task, limit) => inspect.recurringRuns(task, limit),
     deadLetters: {
-      async list(query = {}) {
-        const { rows } = await (await db()).query<DeadLetterRow>(
-          listDeadLetters(t, {
-            ...deadLetterFilter(query, 100),
-            ...(query.before ? { before: query.before } : {}),
-          }),
-        )
-        return rows
-      },
+      list: (query) => inspect.deadLetters(query),
       async retry(query) {
         const on = await db()
         const { rows } = await on.query<DeadLetterRow>(listDeadLetters(t, deadLetterFilter(query, 1000)))

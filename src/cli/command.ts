@@ -1,4 +1,4 @@
-import { appliedVersions, latestVersion } from '../migrate/run.js'
+import { latestVersion } from '../migrate/run.js'
 import type { Sluice } from '../sluice.js'
 import type { OptionsConfig, Parsed } from './args.js'
 import { CliError, EXIT, type ExitCode, UsageError } from './errors.js'
@@ -54,7 +54,7 @@ export const defineCommand = <A, R>(command: Command<A, R>): AnyCommand => comma
 /** Throws MIGRATIONS_REQUIRED unless the schema holds every migration this Sluice knows. */
 export async function requireSchema(sluice: Sluice, where: string): Promise<number> {
   const schema = sluice.config.schema
-  const applied = await appliedVersions(await sluice.db(), schema)
+  const applied = await sluice.inspect.migrations()
   const version = Math.max(0, ...applied)
   const latest = latestVersion()
   if (applied.length === 0) {

@@ -1,3 +1,5 @@
+import { inClass, SQLSTATE, SQLSTATE_CLASS } from '../db/sqlstate.js'
+import { type ErrorCode, SluiceError } from '../errors.js'
 /** Exit codes of the `sluice` CLI. */
 export const EXIT = {
   OK: 0,
@@ -19,22 +21,18 @@ export interface IssueLike {
 }
 
 /** An error the CLI explains itself: a sentence, a hint, an exit code. */
-export class CliError extends Error {
-  readonly code: string
+export class CliError extends SluiceError {
   readonly exitCode: ExitCode
-  readonly hint: string | undefined
-  readonly issues: IssueLike[] | undefined
 
   constructor(
     message: string,
-    options: { code?: string; exitCode?: ExitCode; hint?: string; issues?: IssueLike[] } = {},
+    options: { code?: ErrorCode; exitCode?: ExitCode; hint?: string; issues?: IssueLike[] } = {},
   ) {
-    super(message)
-    this.name = 'CliError'
-    this.code = options.code ?? 'FAILED'
+    super(options.code ?? 'FAILED', message, {
+      ...(options.hint ? { hint: options.hint } : {}),
+      ...(options.issues ? { issues: options.issues } : {}),
+    })
     this.exitCode = options.exitCode ?? EXIT.FAILED
-    this.hint = options.hint
-    this.issues = options.issues
   }
 }
 
@@ -46,7 +44,6 @@ export class UsageError extends CliError {
       ...(hint ? { hint } : {}),
       ...(issues ? { issues } : {}),
     })
-    this.name = 'UsageError'
   }
 }
 
@@ -97,11 +94,11 @@ export function explain(error: unknown): Explained {
   if (code === 'MIGRATIONS_REQUIRED') return { code, exitCode: EXIT.DATABASE, hint: MIGRATE_HINT, ...base }
   if (code === 'DATABASE_ERROR') {
     const state = String(field(error, 'sqlState') ?? '')
-    // 42P01 undefined table, 3F000 undefined schema: the migrations were not applied (or were dropped).
-    if (state === '42P01' || state === '3F000')
+    // No such table or schema: the migrations were not applied (or were dropped).
+    if (state === SQLSTATE.UNDEFINED_TABLE || state === SQLSTATE.INVALID_SCHEMA_NAME)
       return { code: 'MIGRATIONS_REQUIRED', exitCode: EXIT.DATABASE, ...base, hint: MIGRATE_HINT }
-    // 28xxx authentication, 3D000 no such database: the server answers but cannot be used.
-    if (state.startsWith('28') || state === '3D000')
+    // Authentication failed, or no such database: the server answers but cannot be used.
+    if (inClass(state, SQLSTATE_CLASS.INVALID_AUTHORIZATION) || state === SQLSTATE.INVALID_CATALOG_NAME)
       return {
         code: 'DATABASE_UNAVAILABLE',
         exitCode: EXIT.DATABASE,

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js'
 import { CliError, EXIT, type Explained } from './errors.js'
 import type { Holder } from './lock.js'
 
@@ -71,7 +72,8 @@ export async function runOnDevServer(server: DevServer, command: string, args: u
     exitCode: EXIT.FAILED,
   }
   throw new CliError(e.message, {
-    code: e.code,
+    // Relayed as the dev server explained it (its own explain() chose the code).
+    code: e.code as ErrorCode,
     exitCode: e.exitCode ?? EXIT.FAILED,
     ...(e.hint ? { hint: e.hint } : {}),
     ...(e.issues ? { issues: e.issues } : {}),

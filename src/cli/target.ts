@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { inClass, SQLSTATE, SQLSTATE_CLASS } from '../db/sqlstate.js'
 import { CliError, EXIT } from './errors.js'
 import { displayPath } from './load-config.js'
 import { acquire, currentHolder, type Holder, type Lock, lockFile } from './lock.js'
@@ -134,17 +135,17 @@ export function unreachableHint(database: string | undefined, sqlState?: string)
     const db = decodeURIComponent(u.pathname.slice(1))
     if (db || u.username) name = `"${db || decodeURIComponent(u.username)}"`
   } catch {}
-  if (sqlState === '3D000')
+  if (sqlState === SQLSTATE.INVALID_CATALOG_NAME)
     return (
       `The server at ${at} is up, but has no database ${name}. Create it (CREATE DATABASE, or ` +
       '`createdb`), or correct the database name in DATABASE_URL.'
     )
-  if (sqlState?.startsWith('28'))
+  if (inClass(sqlState, SQLSTATE_CLASS.INVALID_AUTHORIZATION))
     return (
       `The server at ${at} is up, but refused user ${user}: check the user and password in ` +
       "DATABASE_URL, and that the server's pg_hba.conf lets that user in from here."
     )
-  if (sqlState === '57P03')
+  if (sqlState === SQLSTATE.CANNOT_CONNECT_NOW)
     return `The server at ${at} is starting up or shutting down: try again in a moment.`
   return (
     `Nothing usable answers at ${at} (from DATABASE_URL). Start PostgreSQL there ` +

@@ -1,16 +1,16 @@
 import * as z from 'zod'
-import type { ResolvedConfig } from '../config.js'
 import { sqlStateOf } from '../db/errors.js'
+import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
 import { resolveJob } from '../jobs/enqueue.js'
 import { assertStorable } from '../json.js'
 import { assertName } from '../names.js'
-import { type BatchCallbacks, type BatchRow, createBatch, getBatch, sealBatch } from './batches.js'
-import { pauseQueue, type QueueStateRow, queueStates, resumeQueue, syncQueues } from './queues.js'
-import { type RecurringRun, recurringRuns } from './recurring.js'
-import { type JobStats, jobStats } from './stats.js'
+import { createBatch, sealBatch } from '../sql/batches.js'
+import { pauseQueue, resumeQueue, syncQueues } from '../sql/queues.js'
+import { type BatchCallbacks, callbackRows } from './batches.js'
+import type { QueueSettings } from './queues.js'
 
 export interface BatchOptions extends BatchCallbacks {
   /** Given to every callback as its input; checked against each callback job's input schema. */
@@ -22,8 +22,6 @@ export interface ControlsApi {
   pause(queue: string): Promise<void>
   /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
   resume(queue: string): Promise<boolean>
-  /** Every queue's stored state: pause, breaker, single-consumer lease. */
-  queueStates(): Promise<QueueStateRow[]>
   /** Writes the queues' settings from code (also done by migrate() and by maintenance). */
   syncQueues(): Promise<void>
   createBatch(options?: BatchOptions): Promise<{ id: string }>
@@ -34,16 +32,24 @@ export interface ControlsApi {
     options: BatchOptions,
     fill: (id: string) => Promise<void>,
   ): Promise<{ id: string; total: number; finished: boolean }>
-  getBatch(id: string): Promise<BatchRow | null>
-  /** Finished attempts over the last `sinceMs` (default 1 h): summary, status counts, throughput per minute, slowest names. */
-  stats(options?: { sinceMs?: number; slowest?: number; queue?: string }): Promise<JobStats>
-  /** The execution history of recurring tasks, newest slot first. */
-  recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
 }
 
 const batchId = z.string().regex(/^[0-9]{1,19}$/, 'must be a batch id')
 
-export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedConfig): ControlsApi {
+/** A batch id as given by the caller, checked. */
+export function parseBatchId(value: string): string {
+  const parsed = batchId.safeParse(value)
+  if (!parsed.success) throw new ValidationError(`Invalid batch id ${JSON.stringify(value)}`)
+  return parsed.data
+}
+
+/** What the controls need of the resolved config (src/config.ts, a layer above, passes all of it). */
+export interface ControlsConfig {
+  readonly jobs: ReadonlyMap<string, AnyJob>
+  readonly queueSettings: readonly QueueSettings[]
+}
+
+export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsConfig): ControlsApi {
   const callbackJob = (job: AnyJob | undefined, key: string, properties: unknown): void => {
     if (!job) return
     resolveJob(config.jobs, job)
@@ -55,11 +61,6 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
       )
     }
   }
-  const id = (value: string): string => {
-    const parsed = batchId.safeParse(value)
-    if (!parsed.success) throw new ValidationError(`Invalid batch id ${JSON.stringify(value)}`)
-    return parsed.data
-  }
   const api: ControlsApi = {
     async pause(queue) {
       await (await db()).query(pauseQueue(t, assertName('queue', queue)))
@@ -67,9 +68,6 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
     async resume(queue) {
       const { rows } = await (await db()).query(resumeQueue(t, assertName('queue', queue)))
       return rows.length > 0
-    },
-    async queueStates() {
-      return (await (await db()).query<QueueStateRow>(queueStates(t))).rows
     },
     async syncQueues() {
       await (await db()).query(syncQueues(t, config.queueSettings))
@@ -80,17 +78,19 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
       callbackJob(options.onFinish, 'onFinish', properties)
       callbackJob(options.onSuccess, 'onSuccess', properties)
       callbackJob(options.onDiscard, 'onDiscard', properties)
-      const { rows } = await (await db()).query<{ id: string }>(createBatch(t, options, properties))
+      const { rows } = await (await db()).query<{ id: string }>(
+        createBatch(t, callbackRows(options), properties),
+      )
       return { id: rows[0]!.id }
     },
     async sealBatch(batch) {
       try {
         const { rows } = await (await db()).query<{ total: number; finished: boolean }>(
-          sealBatch(t, id(batch)),
+          sealBatch(t, parseBatchId(batch)),
         )
         return rows[0]!
       } catch (error) {
-        if (sqlStateOf(error) === 'SLU00') throw new ValidationError((error as Error).message)
+        if (sqlStateOf(error) === SQLSTATE.SLUICE_INVALID) throw new ValidationError((error as Error).message)
         throw error
       }
     },
@@ -98,37 +98,6 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ResolvedCo
       const { id: created } = await api.createBatch(options)
       await fill(created)
       return { id: created, ...(await api.sealBatch(created)) }
-    },
-    async stats(options = {}) {
-      const sinceMs = options.sinceMs ?? 3_600_000
-      const slowest = options.slowest ?? 10
-      if (
-        !Number.isInteger(sinceMs) ||
-        sinceMs < 1 ||
-        !Number.isInteger(slowest) ||
-        slowest < 1 ||
-        slowest > 1000
-      ) {
-        throw new ValidationError('stats: sinceMs must be a positive integer and slowest 1..1000')
-      }
-      const queue = options.queue === undefined ? null : assertName('queue', options.queue)
-      const { rows } = await (await db()).query<Omit<JobStats, 'sinceMs' | 'statusCounts'>>(
-        jobStats(t, sinceMs, slowest, queue),
-      )
-      const row = rows[0]!
-      const { completed, failed, dead, expired } = row.summary
-      return { sinceMs, ...row, statusCounts: { completed, failed, dead, expired } }
-    },
-    async recurringRuns(task, limit = 100) {
-      if (task !== undefined) assertName('job', task)
-      const { rows } = await (await db()).query<RecurringRun>(
-        recurringRuns(t, task ?? null, Math.min(Math.max(1, limit), 10_000)),
-      )
-      return rows
-    },
-    async getBatch(batch) {
-      const { rows } = await (await db()).query<BatchRow>(getBatch(t, id(batch)))
-      return rows[0] ?? null
     },
   }
   return api

@@ -1,11 +1,14 @@
 import { Cron } from 'croner'
 import * as z from 'zod'
-import type { Db, Statement } from '../db/types.js'
+import type { Db } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
 import { prepare } from '../jobs/enqueue.js'
 import { nameSchema } from '../names.js'
-import { controlledRow, type NewJob } from '../sql/enqueue.js'
+import type { NewJob } from '../sql/enqueue.js'
+import { enqueueRecurring, syncRecurring } from '../sql/recurring.js'
+
+export type { RecurringRun } from '../sql/recurring.js'
 
 export interface RecurringOptions {
   /** Unique name of the task; its slots are recorded under it. */
@@ -96,76 +99,6 @@ export function dueSlots(task: RecurringTask, after: Date, now: Date, scanLimit 
   return slots
 }
 
-/** Writes the definitions, removes those no longer in code, and returns each task's last slot. */
-export function syncRecurring(t: string, tasks: readonly RecurringTask[]): Statement {
-  return {
-    text: `WITH defs AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS d(name text, cron text, timezone text, job text, input jsonb)
-), up AS (
-  INSERT INTO ${t}.recurring AS r (name, cron, timezone, job, input)
-  SELECT name, cron, timezone, job, input FROM defs
-  ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, job = excluded.job, input = excluded.input
-  WHERE (r.cron, r.timezone, r.job, r.input) IS DISTINCT FROM (excluded.cron, excluded.timezone, excluded.job, excluded.input)
-), gone AS (
-  DELETE FROM ${t}.recurring r WHERE NOT EXISTS (SELECT 1 FROM defs WHERE defs.name = r.name)
-)
-SELECT d.name, r.last_slot, now() AS now FROM defs d LEFT JOIN ${t}.recurring r ON r.name = d.name`,
-    values: [
-      JSON.stringify(
-        tasks.map((task) => ({
-          name: task.name,
-          cron: task.cron,
-          timezone: task.timezone,
-          job: task.job.name,
-          input: task.input,
-        })),
-      ),
-    ],
-  }
-}
-
-export function enqueueRecurring(
-  t: string,
-  slots: readonly { task: string; slot: Date; row: NewJob }[],
-): Statement {
-  const items = slots.map(
-    (s) =>
-      `{"task":${JSON.stringify(s.task)},"slot":"${s.slot.toISOString()}","row":${controlledRow(s.row)}}`,
-  )
-  return {
-    text: `SELECT task, slot, job_id, status FROM ${t}.enqueue_recurring($1::jsonb)`,
-    values: [`[${items.join(',')}]`],
-  }
-}
-
-export interface RecurringRun {
-  task: string
-  slot: Date
-  job_id: string | null
-  status: string | null
-  enqueued_at: Date
-}
-
-export function recurringRuns(t: string, task: string | null, limit: number): Statement {
-  return {
-    text: `SELECT task, slot, job_id::text AS job_id, status, enqueued_at FROM ${t}.recurring_runs
-WHERE ($1::text IS NULL OR task = $1) ORDER BY slot DESC LIMIT $2`,
-    values: [task, limit],
-  }
-}
-
-export function pruneRecurringRuns(t: string, retentionMs: number, limit: number): Statement {
-  return {
-    text: `WITH gone AS (
-  DELETE FROM ${t}.recurring_runs WHERE (task, slot) IN (
-    SELECT task, slot FROM ${t}.recurring_runs WHERE enqueued_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)
-  RETURNING 1
-)
-SELECT count(*)::int AS n FROM gone`,
-    values: [retentionMs, limit],
-  }
-}
-
 /**
  * One maintenance pass: sync the definitions, then enqueue every task's due slots. New tasks
  * start from the moment they are first seen: slots before that are not backfilled.
@@ -177,7 +110,16 @@ export async function runRecurring(
   maxPayloadBytes: number,
 ): Promise<number> {
   const { rows } = await db.query<{ name: string; last_slot: Date | null; now: Date }>(
-    syncRecurring(t, tasks),
+    syncRecurring(
+      t,
+      tasks.map((task) => ({
+        name: task.name,
+        cron: task.cron,
+        timezone: task.timezone,
+        job: task.job.name,
+        input: task.input,
+      })),
+    ),
   )
   const byName = new Map(tasks.map((task) => [task.name, task]))
   const slots: { task: string; slot: Date; row: NewJob }[] = []

@@ -1,8 +1,10 @@
 import { count, type MaintenanceOptions, type MaintenanceTask } from '../maintain/maintain.js'
-import { pruneBatches } from './batches.js'
-import { pruneStats, reapLocks, reapQueueLeases, reconcileSemaphores } from './locks.js'
-import { type QueueSettings, syncQueues } from './queues.js'
-import { pruneRecurringRuns, type RecurringTask, runRecurring } from './recurring.js'
+import { pruneBatches } from '../sql/batches.js'
+import { pruneStats, reapLocks, reapQueueLeases, reconcileSemaphores } from '../sql/locks.js'
+import { syncQueues } from '../sql/queues.js'
+import { pruneRecurringRuns } from '../sql/recurring.js'
+import type { QueueSettings } from './queues.js'
+import { type RecurringTask, runRecurring } from './recurring.js'
 
 /** Maintenance for the job controls: settings sync, lock and slot recovery, retention. */
 export function controlTasks(

@@ -1,19 +1,8 @@
 import { DatabaseError } from '../errors.js'
+import { inClass, SQLSTATE, SQLSTATE_CLASS } from './sqlstate.js'
 
-/** PostgreSQL SQLSTATE codes Sluice reacts to. */
-export const PG = {
-  UNIQUE_VIOLATION: '23505',
-  UNDEFINED_TABLE: '42P01',
-  UNDEFINED_FUNCTION: '42883',
-  INVALID_SCHEMA_NAME: '3F000',
-  SERIALIZATION_FAILURE: '40001',
-  DEADLOCK_DETECTED: '40P01',
-  QUERY_CANCELED: '57014',
-  ADMIN_SHUTDOWN: '57P01',
-  CRASH_SHUTDOWN: '57P02',
-  CANNOT_CONNECT_NOW: '57P03',
-  TOO_MANY_CONNECTIONS: '53300',
-} as const
+/** The same table as SQLSTATE (./sqlstate.ts), under the name older modules import. */
+export const PG = SQLSTATE
 
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -34,7 +23,10 @@ export function toDatabaseError(error: unknown): DatabaseError {
   const code = field(error, 'code')
   const message = error instanceof Error ? error.message : String(error)
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
-    const unavailable = code.startsWith('08') || code === PG.CANNOT_CONNECT_NOW || code === PG.ADMIN_SHUTDOWN
+    const unavailable =
+      inClass(code, SQLSTATE_CLASS.CONNECTION_EXCEPTION) ||
+      code === SQLSTATE.CANNOT_CONNECT_NOW ||
+      code === SQLSTATE.ADMIN_SHUTDOWN
     return new DatabaseError(message, {
       sqlState: code,
       cause: error,
@@ -76,12 +68,12 @@ export function isDatabaseError(error: unknown): boolean {
 
 /** SQLSTATEs that say the statement did not take effect and may succeed if sent again. */
 const TRANSIENT_STATES = new Set<string>([
-  PG.SERIALIZATION_FAILURE,
-  PG.DEADLOCK_DETECTED,
-  PG.ADMIN_SHUTDOWN,
-  PG.CRASH_SHUTDOWN,
-  PG.CANNOT_CONNECT_NOW,
-  PG.TOO_MANY_CONNECTIONS,
+  SQLSTATE.SERIALIZATION_FAILURE,
+  SQLSTATE.DEADLOCK_DETECTED,
+  SQLSTATE.ADMIN_SHUTDOWN,
+  SQLSTATE.CRASH_SHUTDOWN,
+  SQLSTATE.CANNOT_CONNECT_NOW,
+  SQLSTATE.TOO_MANY_CONNECTIONS,
 ])
 
 /**
@@ -95,5 +87,7 @@ export function isTransient(error: unknown): boolean {
   if (!(error instanceof DatabaseError)) return false
   if (error.code === 'DATABASE_UNAVAILABLE') return true
   const state = error.sqlState
-  return state === undefined || state.startsWith('08') || TRANSIENT_STATES.has(state)
+  return (
+    state === undefined || inClass(state, SQLSTATE_CLASS.CONNECTION_EXCEPTION) || TRANSIENT_STATES.has(state)
+  )
 }

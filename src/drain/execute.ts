@@ -10,15 +10,18 @@ export type Outcome =
   | { kind: 'expired'; completion: Completion }
   | { kind: 'failed'; failure: Failure; willRetry: boolean }
 
-export class JobTimeoutError extends Error {
+export class JobTimeoutError extends SluiceError {
   constructor(ms: number, byDeadline: boolean) {
-    super(byDeadline ? `Stopped at the drain's deadline after ${ms} ms` : `Timed out after ${ms} ms`)
-    this.name = 'JobTimeoutError'
+    super(
+      'JOB_TIMEOUT',
+      byDeadline ? `Stopped at the drain's deadline after ${ms} ms` : `Timed out after ${ms} ms`,
+    )
   }
 }
 
 function describe(error: unknown): { name: string; message: string; code?: string } {
-  if (error instanceof SluiceError) return { name: error.name, message: error.message, code: error.code }
+  if (error instanceof SluiceError)
+    return { name: error.name, message: error.message.slice(0, 4000), code: error.code }
   if (error instanceof Error) return { name: error.name, message: error.message.slice(0, 4000) }
   return { name: 'Error', message: String(error).slice(0, 4000) }
 }

@@ -1,12 +1,13 @@
 import * as z from 'zod'
-import type { ResolvedConfig } from '../config.js'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import { target } from '../jobs/enqueue.js'
 import { jsonPath } from '../json.js'
 import { nameSchema } from '../names.js'
+import { replayEvents } from '../sql/replay.js'
+import type { WakeOptions } from '../wake/send.js'
 import { type PublishOptions, type PublishResult, preparePublish, publishAndWake } from './publish.js'
-import { replayEvents } from './sql.js'
+import type { AnySubscriber } from './subscriber.js'
 import { writeSubscriptions } from './tasks.js'
 import { patternRegex, patternSchema, wordsMatch } from './topics.js'
 
@@ -40,7 +41,15 @@ const replaySchema = z
   })
   .strict()
 
-export function eventsApi(db: () => Promise<Db>, t: string, config: ResolvedConfig): EventsApi {
+/** What the event bus needs of the resolved config (src/config.ts, a layer above, passes all of it). */
+export interface EventsConfig {
+  readonly subscribers: readonly AnySubscriber[]
+  readonly syncSubscriptions: boolean
+  readonly maxPayloadBytes: number
+  readonly wake: Readonly<WakeOptions>
+}
+
+export function eventsApi(db: () => Promise<Db>, t: string, config: EventsConfig): EventsApi {
   const local = config.subscribers.map((s) => ({ sub: s, words: s.subscriber.topic.split('.') }))
   /** The payload must fit every registered subscriber the topic reaches: bad input changes nothing. */
   const checkPayload = (topic: string, payload: unknown): void => {

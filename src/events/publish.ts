@@ -4,8 +4,8 @@ import type { Queryable } from '../db/types.js'
 import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
 import { MAX_SCHEDULE_MS } from '../jobs/define.js'
 import { assertStorable, jsonPath, jsonProblem } from '../json.js'
+import { type NewEvent, publishEvents, publishWithWake } from '../sql/publish.js'
 import { type WakeOptions, wake } from '../wake/send.js'
-import { type NewEvent, publishEvents, publishWithWake } from './sql.js'
 import { assertTopic } from './topics.js'
 
 export interface PublishOptions {

@@ -1,5 +1,5 @@
 import type { Db } from '../db/types.js'
-import { markProcessed } from './sql.js'
+import { markProcessed } from '../sql/subscriptions.js'
 import type { SubscriberRuntime } from './subscriber.js'
 
 /**

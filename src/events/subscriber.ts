@@ -1,29 +1,24 @@
 import * as z from 'zod'
 import type { Queryable } from '../db/types.js'
-import { ConfigError, toIssues, UnsupportedError } from '../errors.js'
+import { ConfigError, SluiceError, toIssues, UnsupportedError } from '../errors.js'
 import {
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE,
   DEFAULT_TIMEOUT_MS,
+  type EventEnvelope,
   type JobContext,
   type JobDefinition,
   prioritySchema,
   type RetryPolicy,
   resolveRetry,
   retryOptionSchema,
+  type SubscriberRuntime,
+  type SubscriberSpec,
 } from '../jobs/define.js'
 import { nameSchema } from '../names.js'
 import { patternRegex, patternSchema } from './topics.js'
 
-/** What a subscriber job stores: the event, as published. */
-export interface EventEnvelope<P = unknown> {
-  topic: string
-  eventId: string
-  payload: P
-  headers: Record<string, string>
-  /** When the event was published (for the outbox: written), ISO 8601. */
-  publishedAt: string
-}
+export type { EventEnvelope, SubscriberRuntime, SubscriberSpec } from '../jobs/define.js'
 
 /** The event a subscriber handles. */
 export interface EventInfo {
@@ -44,30 +39,6 @@ export interface SubscriberContext extends JobContext {
    * Once per run. Not available on Neon's HTTP driver (no interactive transactions): throws UNSUPPORTED.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
-}
-
-/** How the drain gives a subscriber its processed-mark transaction. */
-export interface SubscriberRuntime {
-  /** Undefined where the driver has no interactive transactions. */
-  transaction:
-    | (<T>(
-        mark: { eventId: string; subscriber: string },
-        fn: (tx: Queryable) => Promise<T>,
-        signal: AbortSignal,
-      ) => Promise<{ skipped: true } | { skipped: false; value: T }>)
-    | undefined
-}
-
-/** What makes a job definition a subscriber. */
-export interface SubscriberSpec {
-  /** The topic pattern. */
-  readonly topic: string
-  /** The pattern as the regular expression the database matches `'.' || topic` against. */
-  readonly regex: string
-  /** The schema of the event payload. */
-  readonly payload: z.ZodType
-  /** Runs the handler for a stored envelope (already parsed with the job's input schema). */
-  handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime): Promise<unknown>
 }
 
 export interface SubscriberOptions<S extends z.ZodType> {
@@ -96,10 +67,9 @@ export interface SubscriberDefinition<S extends z.ZodType = z.ZodType>
 export type AnySubscriber = SubscriberDefinition<z.ZodType>
 
 /** Thrown by ctx.transaction when the event was already processed; ends the run as completed. */
-export class AlreadyProcessedError extends Error {
+export class AlreadyProcessedError extends SluiceError {
   constructor(eventId: string, subscriber: string) {
-    super(`Event ${eventId} was already processed by subscriber "${subscriber}"`)
-    this.name = 'AlreadyProcessedError'
+    super('ALREADY_PROCESSED', `Event ${eventId} was already processed by subscriber "${subscriber}"`)
   }
 }
 

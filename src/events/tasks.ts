@@ -1,13 +1,8 @@
 import type { Queryable } from '../db/types.js'
 import { count, type MaintenanceOptions, type MaintenanceTask } from '../maintain/maintain.js'
+import { pruneOutbox, relayOutbox } from '../sql/outbox.js'
+import { pruneProcessedEvents, type SubscriptionRow, syncSubscriptions } from '../sql/subscriptions.js'
 import type { EventOptions } from './options.js'
-import {
-  pruneOutbox,
-  pruneProcessedEvents,
-  relayOutbox,
-  type SubscriptionRow,
-  syncSubscriptions,
-} from './sql.js'
 import type { AnySubscriber } from './subscriber.js'
 
 export function subscriptionRows(subscribers: readonly AnySubscriber[]): SubscriptionRow[] {

@@ -5,7 +5,6 @@ import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
-import { ping } from '../sql/health.js'
 import { readJson } from './body.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
@@ -141,8 +140,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   app.get('/health', guard.health, async (c) => {
     const started = performance.now()
     try {
-      const db = await withTimeout(sluice.db(), healthTimeoutMs)
-      await withTimeout(db.query(ping()), healthTimeoutMs)
+      await withTimeout(sluice.inspect.health(), healthTimeoutMs)
     } catch {
       return c.json({ ok: false, database: 'unreachable' }, 503)
     }
@@ -150,7 +148,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   })
 
   app.get('/metrics', guard.metrics, async (c) => {
-    const text = toPrometheus(await sluice.metrics())
+    const text = toPrometheus(await sluice.inspect.queues())
     return c.body(text, 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' })
   })
 

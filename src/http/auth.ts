@@ -1,11 +1,11 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import * as z from 'zod'
+import { hmac, hmacKey, timingSafeEqual, utf8 } from '../crypto/bytes.js'
+import { matchesAny, parseSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../crypto/signature.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { DEFAULT_MAX_BODY_BYTES, readBody } from './body.js'
-import { hmac, hmacKey, timingSafeEqual, utf8 } from './crypto.js'
 import { unauthorized } from './errors.js'
 import { ReplayGuard } from './replay.js'
-import { matchesAny, parseSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.js'
 
 /** Answers whether a request carries valid credentials. Never throws for bad credentials. */
 export type AuthCheck = (c: Context) => Promise<boolean>

@@ -44,7 +44,6 @@ export function enqueueRoute(
         'UNKNOWN_JOB',
         `"${name}" is a subscriber, not a job to enqueue: publish an event with POST /events/<topic> ` +
           `(it takes topics matching "${subscriber.topic}").`,
-        { status: 404 },
       )
     const body = parseBody(enqueueRequestSchema, await readJson(c, maxBodyBytes))
     // Checked here as well as in enqueue so that issue paths point into the request body.

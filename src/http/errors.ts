@@ -8,6 +8,39 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; issues?: Issue[] }
 }
 
+/**
+ * The one table from error code to HTTP status. Core errors carry a code only; every route,
+ * the edge app and the platform adapters answer through onError, which looks the code up here.
+ */
+export const HTTP_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
+  INVALID_INPUT: 400,
+  INVALID_NAME: 400,
+  USAGE: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  UNKNOWN_JOB: 404,
+  UNKNOWN_QUEUE: 404,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INVALID_CONFIG: 500,
+  MIGRATIONS_REQUIRED: 500,
+  DATABASE_ERROR: 500,
+  INTERNAL: 500,
+  PERMANENT_FAILURE: 500,
+  JOB_TIMEOUT: 500,
+  ALREADY_PROCESSED: 500,
+  FAILED: 500,
+  LISTEN_FAILED: 500,
+  UNSUPPORTED: 501,
+  DATABASE_UNAVAILABLE: 503,
+  DATABASE_BUSY: 503,
+}
+
+/** The HTTP status a Sluice error answers with. */
+export const statusOf = (error: SluiceError): ContentfulStatusCode => HTTP_STATUS[error.code] ?? 500
+
 const GENERIC_5XX: Record<number, string> = {
   501: 'Not supported here.',
   503: 'A service Sluice depends on is unavailable; try again later.',
@@ -83,7 +116,7 @@ export function onError(report: ErrorReporter): ErrorHandler {
     let body: ErrorBody = { error: { code: 'INTERNAL', message: 'Internal error.' } }
     let headers: Record<string, string> | undefined
     if (error instanceof SluiceError) {
-      status = error.status
+      status = statusOf(error)
       body = { error: error.toJSON() }
     } else if (error instanceof HttpError) {
       status = error.status

@@ -1,6 +1,6 @@
 import * as z from 'zod'
+import type { Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
-import type { SubscriberSpec } from '../events/subscriber.js'
 import { nameSchema } from '../names.js'
 
 export const MIN_PRIORITY = 0
@@ -129,6 +129,43 @@ const definitionSchema = z
     ),
   })
   .passthrough()
+
+// The hook a subscriber plugs into a job lives here, not in events/: events are built on jobs,
+// so jobs/ never imports events/ (events/subscriber.ts re-exports these types).
+
+/** What a subscriber job stores: the event, as published. */
+export interface EventEnvelope<P = unknown> {
+  topic: string
+  eventId: string
+  payload: P
+  headers: Record<string, string>
+  /** When the event was published (for the outbox: written), ISO 8601. */
+  publishedAt: string
+}
+
+/** How the drain gives a subscriber its processed-mark transaction. */
+export interface SubscriberRuntime {
+  /** Undefined where the driver has no interactive transactions. */
+  transaction:
+    | (<T>(
+        mark: { eventId: string; subscriber: string },
+        fn: (tx: Queryable) => Promise<T>,
+        signal: AbortSignal,
+      ) => Promise<{ skipped: true } | { skipped: false; value: T }>)
+    | undefined
+}
+
+/** What makes a job definition a subscriber. */
+export interface SubscriberSpec {
+  /** The topic pattern. */
+  readonly topic: string
+  /** The pattern as the regular expression the database matches `'.' || topic` against. */
+  readonly regex: string
+  /** The schema of the event payload. */
+  readonly payload: z.ZodType
+  /** Runs the handler for a stored envelope (already parsed with the job's input schema). */
+  handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime): Promise<unknown>
+}
 
 export interface JobOptions<S extends z.ZodType> {
   name: string

@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { fromClient, isClientLike } from '../db/client.js'
 import { sqlStateOf } from '../db/errors.js'
+import { SQLSTATE } from '../db/sqlstate.js'
 import type { Queryable, Statement } from '../db/types.js'
 import {
   ConfigError,
@@ -239,8 +240,8 @@ function asResult(row: ControlledRow): EnqueueResult {
 function conflicts(error: unknown): never {
   const state = sqlStateOf(error)
   const message = error instanceof Error ? error.message : String(error)
-  if (state === 'SLU09') throw new ConflictError(message)
-  if (state === 'SLU00') throw new ValidationError(message, [{ path: ['batch'], message }])
+  if (state === SQLSTATE.SLUICE_CONFLICT) throw new ConflictError(message)
+  if (state === SQLSTATE.SLUICE_INVALID) throw new ValidationError(message, [{ path: ['batch'], message }])
   throw error
 }
 

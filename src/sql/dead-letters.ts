@@ -10,6 +10,7 @@ export interface DeadLetterFilter {
   limit: number
 }
 
+/** A dead letter, as `sluice.inspect.deadLetters()` returns it. */
 export interface DeadLetterRow {
   id: string
   queue: string
@@ -17,10 +18,10 @@ export interface DeadLetterRow {
   payload: unknown
   priority: number
   attempts: number
-  max_attempts: number
-  enqueued_at: Date
-  failed_at: Date
-  last_error: { name?: string; message?: string; attempt?: number; at?: string } | null
+  maxAttempts: number
+  enqueuedAt: Date
+  failedAt: Date
+  lastError: { name?: string; message?: string; attempt?: number; at?: string } | null
   errors: unknown[]
 }
 
@@ -32,8 +33,9 @@ const values = (f: DeadLetterFilter): unknown[] => [f.ids ?? null, f.queue ?? nu
 
 export function listDeadLetters(t: string, f: DeadLetterFilter & { before?: string }): Statement {
   return {
-    text: `SELECT d.id::text AS id, d.queue, d.name, d.payload, d.priority, d.attempts, d.max_attempts, d.enqueued_at,
-       d.failed_at, d.last_error, d.errors
+    text: `SELECT d.id::text AS id, d.queue, d.name, d.payload, d.priority, d.attempts,
+       d.max_attempts AS "maxAttempts", d.enqueued_at AS "enqueuedAt", d.failed_at AS "failedAt",
+       d.last_error AS "lastError", d.errors
 FROM ${t}.dead_letters d
 WHERE ${WHERE} AND ($5::bigint IS NULL OR d.id < $5::bigint)
 ORDER BY d.id DESC

@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/types.js'
 import { type EnqueueResult, insert } from '../jobs/enqueue.js'
 import type { NewJob } from '../sql/enqueue.js'
+import { withWake } from '../sql/wake.js'
 import { trackWakeup } from './pending.js'
 import { type WakeOptions, wake } from './send.js'
-import { withWake } from './sql.js'
 
 /**
  * Writes the jobs (one statement) and, when this opened a new debounce window for a queue

@@ -1,4 +1,4 @@
-import { sign } from '../http/signature.js'
+import { sign } from '../crypto/signature.js'
 
 export interface WakeOptions {
   /** The drain endpoint (`POST`), e.g. https://example.com/api/drain. Default SLUICE_DRAIN_URL. */

@@ -1,6 +1,6 @@
 import type { MaintenanceTask } from '../maintain/maintain.js'
+import { readyBacklog } from '../sql/wake.js'
 import { type WakeOptions, wake } from './send.js'
-import { readyBacklog } from './sql.js'
 
 /**
  * Maintenance's wake-ups: for every queue with due jobs, as many drains as its backlog

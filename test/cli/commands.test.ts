@@ -136,13 +136,13 @@ describe('sluice CLI on PostgreSQL', () => {
     const [listed, human] = await Promise.all([sluice('dlq', 'list', '--json'), sluice('dlq', 'list')])
     expect(listed.code).toBe(0)
     const { deadLetters } = listed.json<{
-      deadLetters: { id: string; name: string; last_error: { message: string } }[]
+      deadLetters: { id: string; name: string; lastError: { message: string } }[]
     }>()
     expect(deadLetters).toHaveLength(1)
     expect(deadLetters[0]).toMatchObject({
       id,
       name: 'resize-image',
-      last_error: { message: expect.stringContaining('does not exist') },
+      lastError: { message: expect.stringContaining('does not exist') },
     })
     expect(human.stdout).toContain('PermanentJobError: Image missing-cli does not exist')
 

@@ -44,7 +44,7 @@ test('two maintenance calls at once over 10 due slots enqueue each slot exactly 
   const runs = await env.sluice.recurringRuns('minutely-report')
   expect(runs).toHaveLength(10)
   expect(new Set(runs.map((r) => r.slot.toISOString())).size).toBe(10)
-  expect(runs.every((r) => r.status === 'enqueued' && r.job_id)).toBe(true)
+  expect(runs.every((r) => r.status === 'enqueued' && r.jobId)).toBe(true)
 })
 
 test('the slot key alone keeps four unsynchronised passes from enqueuing a slot twice', async () => {

@@ -75,7 +75,7 @@ describe.each(adapterCases)('core flow on $name', (adapter) => {
     const dead = await sluice.deadLetters.list({ queue: 'fragile' })
     expect(dead).toHaveLength(2)
     const retried = dead.find((d) => d.attempts === 2)!
-    expect(retried.last_error).toMatchObject({ name: 'Error', message: 'boom', attempt: 2 })
+    expect(retried.lastError).toMatchObject({ name: 'Error', message: 'boom', attempt: 2 })
     expect(retried.errors).toHaveLength(2)
     expect(await sluice.deadLetters.retry(retried.id)).toEqual([retried.id])
     expect(await sluice.deadLetters.discard({ queue: 'fragile' })).toHaveLength(1)

@@ -127,7 +127,7 @@ describe('retries and dead letters', () => {
       id,
       attempts: 4,
       name: 'flaky',
-      last_error: { message: 'failure 4', attempt: 4 },
+      lastError: { message: 'failure 4', attempt: 4 },
     })
     expect(dead!.errors.map((e) => (e as { message: string }).message)).toEqual([
       'failure 1',
@@ -303,7 +303,7 @@ describe('leases', () => {
     expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
     expect(aborted).toBe(true)
     const [dead] = await env.sluice.deadLetters.list()
-    expect(dead!.last_error).toMatchObject({ name: 'JobTimeoutError' })
+    expect(dead!.lastError).toMatchObject({ name: 'JobTimeoutError' })
   })
 
   test('a job past its queue timeout is finished as expired without running', async () => {

@@ -183,7 +183,7 @@ test('failed events retry, dead-letter with their event metadata, and replay', a
       { name: 'flaky', payload: expect.objectContaining({ topic: 'orders.created', eventId: 'o1-created' }) },
     ].sort((a, b) => a.name.localeCompare(b.name)),
   )
-  expect(dead[0]!.last_error).toMatchObject({ message: 'downstream is down', attempt: 2 })
+  expect(dead[0]!.lastError).toMatchObject({ message: 'downstream is down', attempt: 2 })
 
   await expect(env.sluice.replay({ topic: 'orders..x' })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
   expect(await env.sluice.replay({ subscriber: 'steady' })).toEqual([])

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { exampleJobs } from '../../examples/jobs.js'
 import { setup } from '../../examples/schema.js'
-import { sign } from '../../src/http/signature.js'
+import { sign } from '../../src/crypto/signature.js'
 import { buildToTemp, setEnv, type TempBuild } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 import { httpEventV2, type LambdaHttpResult, lambdaContext, scheduledEvent } from '../helpers/lambda.js'

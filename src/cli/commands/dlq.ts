@@ -99,7 +99,7 @@ retry and discard exit 1 when an --id matched no dead letter.`,
     if (args.action === 'list') {
       return {
         action: 'list',
-        deadLetters: await sluice.deadLetters.list({ ...filter, limit: args.limit ?? 100 }),
+        deadLetters: await sluice.inspect.deadLetters({ ...filter, limit: args.limit ?? 100 }),
       }
     }
     const act = args.action === 'retry' ? sluice.deadLetters.retry : sluice.deadLetters.discard
@@ -125,9 +125,9 @@ retry and discard exit 1 when an --id matched no dead letter.`,
           d.id,
           d.name,
           d.queue,
-          `${d.attempts}/${d.max_attempts}`,
-          relative(String(d.failed_at)),
-          truncate(`${d.last_error?.name ? `${d.last_error.name}: ` : ''}${d.last_error?.message ?? ''}`, 80),
+          `${d.attempts}/${d.maxAttempts}`,
+          relative(String(d.failedAt)),
+          truncate(`${d.lastError?.name ? `${d.lastError.name}: ` : ''}${d.lastError?.message ?? ''}`, 80),
         ]),
       )
     }

@@ -37,7 +37,7 @@ function queueArg(command: string, { positionals, values }: Parsed): Args {
  */
 async function assertKnownQueue(sluice: Sluice, queue: string): Promise<void> {
   if (sluice.config.queues.includes(queue)) return
-  const inDatabase = (await sluice.metrics()).map((m) => m.queue)
+  const inDatabase = (await sluice.inspect.queues()).map((m) => m.queue)
   if (inDatabase.includes(queue)) return
   throw unknownQueue(
     queue,

@@ -37,6 +37,6 @@ Queues of the app's jobs are listed even when empty. One statement.`,
     noPositionals('queues', parsed)
     return {}
   },
-  run: async ({ sluice }) => ({ queues: await sluice.metrics() }),
+  run: async ({ sluice }) => ({ queues: await sluice.inspect.queues() }),
   render: (r) => queueTable(r.queues),
 })

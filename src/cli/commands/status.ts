@@ -1,12 +1,6 @@
 import { latestVersion } from '../../migrate/run.js'
-import { quoteSchema } from '../../names.js'
 import type { QueueMetrics } from '../../sql/metrics.js'
-import {
-  type InvocationRow,
-  type MaintenanceRow,
-  type StatusRow,
-  status as statusSql,
-} from '../../sql/status.js'
+import type { InvocationRow, MaintenanceRow } from '../../sql/status.js'
 import { defineCommand, noPositionals } from '../command.js'
 import { dueIn, relative, table, truncate } from '../output.js'
 import { queueTable } from './queues.js'
@@ -36,10 +30,8 @@ every queue, the drains running now (invocations) and each maintenance task's la
     return {}
   },
   async run({ sluice, where }) {
-    const db = await sluice.db()
-    const { rows } = await db.query<StatusRow>(statusSql(quoteSchema(sluice.config.schema)))
-    const row = rows[0]!
-    const queues = await sluice.metrics()
+    const row = await sluice.inspect.status()
+    const queues = await sluice.inspect.queues()
     return {
       database: where,
       schema: sluice.config.schema,

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { fromHex, hmacKey, timingSafeEqual, toHex, utf8 } from '../../../src/http/crypto.js'
+import { fromHex, hmacKey, timingSafeEqual, toHex, utf8 } from '../../../src/crypto/bytes.js'
 import {
   matchesAny,
   parseSignature,

@@ -1,0 +1,93 @@
+/**
+ * The layers of src/, bottom to top, and the biome overrides that enforce them: a module may
+ * import from its own layer and the layers below, never from one above. `npm run layers`
+ * rewrites the `overrides` of biome.json from this table; CONTRIBUTING.md explains it.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+
+interface Layer {
+  name: string
+  /** Files and folders of src/ in this layer: `db/` is a folder, `errors.ts` a file. */
+  members: string[]
+}
+
+export const LAYERS: Layer[] = [
+  { name: 'foundation', members: ['errors.ts', 'names.ts', 'json.ts', 'crypto/'] },
+  { name: 'db', members: ['db/'] },
+  { name: 'sql', members: ['sql/'] },
+  { name: 'migrate', members: ['migrate/'] },
+  { name: 'maintain', members: ['maintain/'] },
+  { name: 'jobs', members: ['jobs/'] },
+  { name: 'controls, events, wake', members: ['controls/', 'events/', 'wake/'] },
+  { name: 'config, drain', members: ['config.ts', 'drain/'] },
+  { name: 'sluice', members: ['sluice.ts', 'inspect.ts'] },
+  { name: 'http', members: ['http/'] },
+  { name: 'adapters', members: ['platforms/', 'edge/', 'edge.ts', 'cli/', 'index.ts'] },
+]
+
+const ZOD = {
+  zod: {
+    importNames: ['z'],
+    message:
+      "Use `import * as z from 'zod'`: esbuild cannot tree-shake the `z` re-export, which pulls all of zod (about 370 KiB more) into every bundle, the edge one included.",
+  },
+}
+
+/** The import specifiers that reach `member` from a file in a folder of src/ and from a file at its root. */
+function specifiers(member: string): { fromFolder: string[]; fromRoot: string[] } {
+  if (member.endsWith('/')) return { fromFolder: [`../${member}**`], fromRoot: [`./${member}**`] }
+  const js = member.replace(/\.ts$/, '.js')
+  return { fromFolder: [`../${js}`], fromRoot: [`./${js}`] }
+}
+
+function includes(member: string): string[] {
+  return member.endsWith('/') ? [`src/${member}**`] : [`src/${member}`]
+}
+
+export function overrides(): unknown[] {
+  const out: unknown[] = [
+    {
+      includes: ['src/**', 'examples/**', 'functions/**'],
+      linter: { rules: { style: { noRestrictedImports: { level: 'error', options: { paths: ZOD } } } } },
+    },
+  ]
+  LAYERS.forEach((layer, i) => {
+    const above = LAYERS.slice(i + 1)
+    if (above.length === 0) return
+    const names = above.map((l) => l.name).join(', ')
+    const message = `Layer "${layer.name}" must not import from the layers above it (${names}); see CONTRIBUTING.md, "Layers".`
+    for (const member of layer.members) {
+      const fromRoot = !member.endsWith('/')
+      const group = above.flatMap((l) =>
+        l.members.flatMap((m) => (fromRoot ? specifiers(m).fromRoot : specifiers(m).fromFolder)),
+      )
+      out.push({
+        includes: includes(member),
+        linter: {
+          rules: {
+            style: {
+              noRestrictedImports: {
+                level: 'error',
+                options: { paths: ZOD, patterns: [{ group, message }] },
+              },
+            },
+          },
+        },
+      })
+    }
+  })
+  return out
+}
+
+if (process.argv[1]?.endsWith('layers.ts')) {
+  const path = new URL('../biome.json', import.meta.url)
+  const config = JSON.parse(readFileSync(path, 'utf8')) as { overrides: unknown[] }
+  config.overrides = overrides()
+  const next = `${JSON.stringify(config, null, 2)}\n`
+  if (process.argv.includes('--check')) {
+    if (readFileSync(path, 'utf8') !== next) {
+      console.error('biome.json does not match scripts/layers.ts: run `npm run layers`.')
+      process.exit(1)
+    }
+  } else writeFileSync(path, next)
+}

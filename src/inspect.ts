@@ -1,0 +1,141 @@
+import { parseBatchId } from './controls/api.js'
+import type { Db } from './db/types.js'
+import { ValidationError } from './errors.js'
+import { appliedVersions } from './migrate/run.js'
+import { assertName } from './names.js'
+import { type BatchRow, getBatch } from './sql/batches.js'
+import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
+import { ping } from './sql/health.js'
+import { type QueueMetrics, queueMetrics } from './sql/metrics.js'
+import { type QueueStateRow, queueStates } from './sql/queues.js'
+import { type RecurringRun, recurringRuns } from './sql/recurring.js'
+import { type JobStats, jobStats } from './sql/stats.js'
+import { type InvocationRow, invocations, type StatusRow, status } from './sql/status.js'
+
+export interface DeadLetterQuery {
+  ids?: string[]
+  queue?: string
+  name?: string
+  /** At most this many per call. Default 100 for list, 1,000 for retry and discard. */
+  limit?: number
+  /** List only: ids below this one (paging). */
+  before?: string
+}
+
+export interface StatsQuery {
+  /** Default 1 h. */
+  sinceMs?: number
+  /** How many of the slowest job names to list, 1..1000. Default 10. */
+  slowest?: number
+  queue?: string
+}
+
+/**
+ * Every read of Sluice's state, one statement each. The CLI, the HTTP app (/metrics, /health)
+ * and the dashboard all read through this; nothing else sends a read of its own.
+ */
+export interface Inspect {
+  /** Depth of every queue (those of the defined jobs even when empty). */
+  queues(): Promise<QueueMetrics[]>
+  /** Every queue's stored state: pause, breaker, single-consumer lease. */
+  queueStates(): Promise<QueueStateRow[]>
+  /** The schema version, the drains running and the maintenance tasks' last runs. */
+  status(): Promise<StatusRow>
+  /** The drains running now (and those whose lease ran out, until maintenance reaps them). */
+  invocations(): Promise<InvocationRow[]>
+  /** Finished attempts over the last `sinceMs`: summary, status counts, throughput per minute, slowest names. */
+  stats(query?: StatsQuery): Promise<JobStats>
+  /** The execution history of recurring tasks, newest slot first. */
+  recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
+  batch(id: string): Promise<BatchRow | null>
+  /** Dead letters, newest first. */
+  deadLetters(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
+  /** Resolves when the database answers the cheapest statement there is. */
+  health(): Promise<void>
+  /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
+  migrations(): Promise<number[]>
+}
+
+const MAX_BULK = 10_000
+
+export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
+  const q = typeof query === 'string' ? { ids: [query] } : query
+  if (q.ids?.some((id) => !/^[0-9]{1,19}$/.test(id)))
+    throw new ValidationError('Dead letter ids are positive integers.')
+  const limit = q.limit ?? defaultLimit
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_BULK)
+    throw new ValidationError(`limit must be 1..${MAX_BULK}`)
+  return {
+    ...(q.ids ? { ids: q.ids } : {}),
+    ...(q.queue ? { queue: q.queue } : {}),
+    ...(q.name ? { name: q.name } : {}),
+    limit,
+  }
+}
+
+export function inspectApi(
+  db: () => Promise<Db>,
+  t: string,
+  config: { queues: readonly string[]; schema: string },
+): Inspect {
+  return {
+    async queues() {
+      return (await (await db()).query<QueueMetrics>(queueMetrics(t, config.queues))).rows
+    },
+    async queueStates() {
+      return (await (await db()).query<QueueStateRow>(queueStates(t))).rows
+    },
+    async status() {
+      return (await (await db()).query<StatusRow>(status(t))).rows[0]!
+    },
+    async invocations() {
+      return (await (await db()).query<InvocationRow>(invocations(t))).rows
+    },
+    async stats(query = {}) {
+      const sinceMs = query.sinceMs ?? 3_600_000
+      const slowest = query.slowest ?? 10
+      if (
+        !Number.isInteger(sinceMs) ||
+        sinceMs < 1 ||
+        !Number.isInteger(slowest) ||
+        slowest < 1 ||
+        slowest > 1000
+      ) {
+        throw new ValidationError('stats: sinceMs must be a positive integer and slowest 1..1000')
+      }
+      const queue = query.queue === undefined ? null : assertName('queue', query.queue)
+      const { rows } = await (await db()).query<Omit<JobStats, 'sinceMs' | 'statusCounts'>>(
+        jobStats(t, sinceMs, slowest, queue),
+      )
+      const row = rows[0]!
+      const { completed, failed, dead, expired } = row.summary
+      return { sinceMs, ...row, statusCounts: { completed, failed, dead, expired } }
+    },
+    async recurringRuns(task, limit = 100) {
+      if (task !== undefined) assertName('job', task)
+      const { rows } = await (await db()).query<RecurringRun>(
+        recurringRuns(t, task ?? null, Math.min(Math.max(1, limit), 10_000)),
+      )
+      return rows
+    },
+    async batch(id) {
+      const { rows } = await (await db()).query<BatchRow>(getBatch(t, parseBatchId(id)))
+      return rows[0] ?? null
+    },
+    async deadLetters(query = {}) {
+      const { rows } = await (await db()).query<DeadLetterRow>(
+        listDeadLetters(t, {
+          ...deadLetterFilter(query, 100),
+          ...(query.before ? { before: query.before } : {}),
+        }),
+      )
+      return rows
+    },
+    async health() {
+      await (await db()).query(ping())
+    },
+    async migrations() {
+      return appliedVersions(await db(), config.schema)
+    },
+  }
+}
