@@ -280,7 +280,7 @@ CREATE INDEX unique_locks_job ON :SLUICE_SCHEMA.unique_locks USING btree (job_id
 CREATE UNIQUE INDEX unique_locks_pkey ON :SLUICE_SCHEMA.unique_locks USING btree (key);
 CREATE UNIQUE INDEX wakeups_pkey ON :SLUICE_SCHEMA.wakeups USING btree (queue);
 
-CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, single_consumer boolean, more boolean);
+CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean);
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
  RETURNS void

@@ -1,5 +1,6 @@
--- The claim and its row type. Its result type changed (the `more` column): a file applied once its
--- content changes drops both functions and the type, and creates them again, in one transaction.
+-- The claim and its row type. Its result type changes at times (the `more` and `in_order`
+-- columns): a file applied once its content changes drops both functions and the type, and
+-- creates them again, in one transaction.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.relay_and_claim(integer, text[], integer, bigint, text, integer, integer, text[]);
 
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer, text[]);
@@ -10,9 +11,12 @@ DROP TYPE IF EXISTS :SLUICE_SCHEMA.claim_row;
 -- cannot fit in its time left, with that job's name; or (null id and name) only the `more` flag.
 -- `more` is the same on every row of one claim: the claim took fewer jobs than it picked, or
 -- picked as many as it was asked for, so a claim made once these jobs settle may find more.
+-- `in_order` says how the drain runs a claimed job, whatever control asked for it (today a
+-- single-consumer queue): the jobs of its queue one at a time in claim order, a failure keeping
+-- its place, and nothing claimed before their outcomes are settled. The drain names no control.
 CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
   id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
-  token text, enqueued_at timestamptz, due_at timestamptz, single_consumer boolean, more boolean
+  token text, enqueued_at timestamptz, due_at timestamptz, in_order boolean, more boolean
 );
 
 -- The claim is composed of stages, each its own function below, called in this order:

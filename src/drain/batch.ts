@@ -36,14 +36,14 @@ function mayStart(expected: number, clock: Clock): boolean {
 }
 
 /**
- * The batch as units of work: each job of an ordinary queue alone; all jobs of one
- * single-consumer queue as one chain, run one after another in claim order.
+ * The batch as units of work: each job alone, except jobs the claim marked `in_order`: those of
+ * one queue form one chain, run one after another in claim order.
  */
 function units(rows: readonly ClaimedRow[]): ClaimedRow[][] {
   const chains = new Map<string, ClaimedRow[]>()
   const out: ClaimedRow[][] = []
   for (const row of rows) {
-    if (!row.single_consumer) {
+    if (!row.in_order) {
       out.push([row])
       continue
     }

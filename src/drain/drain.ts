@@ -228,9 +228,10 @@ export async function drain(
   while (!stop) {
     rows.sort(byQueueOrder)
     // Claim the next batch while this one runs (with the previous batch's settle, in one
-    // statement), unless this batch must settle first: a single-consumer queue's failure keeps
-    // its place, so nothing after it may be claimed before that is recorded; and after a batch
-    // with failures, whose settle may trip a circuit breaker the next claim has to see. Not
+    // statement), unless this batch must settle first: the claim marked jobs `in_order` (a
+    // failure keeps its place, so nothing after it may be claimed before that is recorded); or
+    // the batch had failures, whose settle may change what the next claim may take (a circuit
+    // breaker tripping). Not
     // when the queues had no more to give. Jobs claimed ahead start once this batch is done:
     // they must fit the time it is expected to leave.
     const ahead =
@@ -238,7 +239,7 @@ export async function drain(
       healthy &&
       !options.signal?.aborted &&
       summary.claimed < maxJobs &&
-      !rows.some((row) => row.single_consumer)
+      !rows.some((row) => row.in_order)
         ? plan(deadline - Date.now() - durations.batchMs(rows, config.jobs, concurrency))
         : undefined
     const claiming: Promise<Claimed | undefined> | undefined = ahead ? settleThenClaim(ahead) : undefined

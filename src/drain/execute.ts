@@ -47,8 +47,8 @@ export async function execute(
       final,
       durationMs: Date.now() - started,
     }
-    // A single-consumer queue keeps its order: the job stays at the head and the queue waits.
-    if (row.single_consumer) failure.keepPlace = row.due_at
+    // A job run in order keeps its place: it stays at the head and its queue waits.
+    if (row.in_order) failure.keepPlace = row.due_at
     return { kind: 'failed', failure, willRetry: !final }
   }
   if (!job) {

@@ -41,8 +41,12 @@ export interface ClaimedRow {
   enqueued_at: Date
   /** When the job became due: its run_at before this claim. */
   due_at: Date
-  /** The job's queue has a single active consumer: run its jobs one at a time, in order. */
-  single_consumer: boolean
+  /**
+   * Run this job in order (a control asked for it; today a single-consumer queue): its queue's
+   * jobs one at a time in claim order, a failure keeping its place, and no claim ahead of their
+   * settle.
+   */
+  in_order: boolean
   /** For a subscriber's job: its event is already marked processed by this subscriber. */
   processed?: boolean
   /** See ClaimRow: the same on every row of one claim. */

@@ -197,12 +197,18 @@ describe('claim: single consumer', () => {
     ])
   })
 
-  it("takes an expired queue lease over, and says the rows are a single consumer's", async () => {
+  it('takes an expired queue lease over, and marks the rows to be run in order (others not)', async () => {
     await s.rows.queue({ name: 'serial', singleConsumer: true })
     await s.rows.queueLease({ queue: 'serial', holder: 'inv-dead', expiresInMs: -1 })
     const job = await s.rows.ready({ queue: 'serial' })
-    const rows = await claimed({ queues: ['serial'] })
-    expect(rows.map((r) => [r.id, r.single_consumer])).toEqual([[job.id, true]])
+    const plain = await s.rows.ready({ queue: 'plain' })
+    const rows = await claimed({ queues: ['serial', 'plain'] })
+    expect(rows.map((r) => [r.id, r.in_order]).sort()).toEqual(
+      [
+        [job.id, true],
+        [plain.id, false],
+      ].sort(),
+    )
     const [lease] = await s.sql('SELECT holder FROM $t.queue_leases')
     expect(lease).toEqual({ holder: 'inv-a' })
   })
