@@ -295,19 +295,20 @@ BEGIN
   END IF;
 
   DELETE FROM :SLUICE_SCHEMA.unique_locks u
-  USING jsonb_to_recordset(p_ended) AS r(id bigint, u text)
-  WHERE r.u IS NOT NULL AND u.key = r.u AND u.job_id = r.id;
+  USING :SLUICE_SCHEMA.ended_job_records(p_ended) r
+  WHERE r.lock_key IS NOT NULL AND u.key = r.lock_key AND u.job_id = r.job_id;
 
-  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.c ORDER BY r.c), array_agg(1))
-  FROM jsonb_to_recordset(p_ended) AS r(c text)
-  WHERE r.c IS NOT NULL
+  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.concurrency_key ORDER BY r.concurrency_key), array_agg(1))
+  FROM :SLUICE_SCHEMA.ended_job_records(p_ended) r
+  WHERE r.concurrency_key IS NOT NULL
   HAVING count(*) > 0;
 
   WITH counts AS (
-    SELECT b AS id, count(*) FILTER (WHERE ok)::integer AS ok, count(*) FILTER (WHERE NOT ok)::integer AS ko
-    FROM jsonb_to_recordset(p_ended) AS r(b bigint, ok boolean)
-    WHERE b IS NOT NULL
-    GROUP BY b
+    SELECT r.batch_id AS id, count(*) FILTER (WHERE r.succeeded)::integer AS ok,
+           count(*) FILTER (WHERE NOT r.succeeded)::integer AS ko
+    FROM :SLUICE_SCHEMA.ended_job_records(p_ended) r
+    WHERE r.batch_id IS NOT NULL
+    GROUP BY r.batch_id
   ), counted AS (
     UPDATE :SLUICE_SCHEMA.batches x
     SET completed = x.completed + counts.ok, discarded = x.discarded + counts.ko,
@@ -577,9 +578,21 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job(p_id bigint, p_concurrency_k
 AS $function$
   SELECT CASE WHEN p_concurrency_key IS NOT NULL OR p_unique_key IS NOT NULL OR p_exclusive_key IS NOT NULL
                    OR p_batch_id IS NOT NULL
-              THEN jsonb_build_object('id', p_id, 'c', p_concurrency_key, 'u', coalesce(p_unique_key, p_exclusive_key),
-                                      'b', p_batch_id, 'ok', p_ok)
+              THEN jsonb_build_object('job_id', p_id, 'concurrency_key', p_concurrency_key,
+                                      'lock_key', coalesce(p_unique_key, p_exclusive_key), 'batch_id', p_batch_id,
+                                      'succeeded', p_ok)
          END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job_records(p_ended jsonb)
+ RETURNS TABLE(job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean)
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT e.job_id, e.concurrency_key, e.lock_key, e.batch_id, e.succeeded
+  FROM jsonb_to_recordset(p_ended) AS e(
+    job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean
+  )
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled(p_rows jsonb)
@@ -1019,7 +1032,8 @@ BEGIN
     RETURN QUERY
     SELECT e.id, e.status
     FROM :SLUICE_SCHEMA.enqueue_controlled(jsonb_build_array(
-      r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at, 'unique_on_conflict', 'discard'))) e;
+      r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at,
+                              'unique_on_conflict', 'discard'))) e;
     v_dead := NULL;
   END LOOP;
 END
@@ -1090,7 +1104,7 @@ BEGIN
     )
     SELECT count(*)::integer,
            coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-           coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', true)), '[]')
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]')
     INTO v_completed, v_released, v_outcomes
     FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
   END IF;
@@ -1125,7 +1139,7 @@ BEGIN
       )
       SELECT count(*)::integer,
              coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-             coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
       INTO v_dead, v_dead_rel, v_dead_out
       FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
@@ -1158,7 +1172,7 @@ BEGIN
         WHERE u.key = again.exclusive_key AND u.job_id = again.id
         RETURNING 1
       )
-      SELECT count(*)::integer, coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
       INTO v_retried, v_retry_out
       FROM again;
 
@@ -1193,9 +1207,9 @@ BEGIN
   -- something to change are touched, so healthy queues take no row lock here.
   IF jsonb_array_length(v_outcomes) > 0 THEN
     WITH o AS (
-      SELECT q, bool_or(ok) AS any_ok, count(*) FILTER (WHERE NOT ok)::integer AS failures
-      FROM jsonb_to_recordset(v_outcomes) AS r(q text, ok boolean)
-      GROUP BY q
+      SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
+      FROM :SLUICE_SCHEMA.settle_outcomes(v_outcomes) r
+      GROUP BY r.queue
     )
     UPDATE :SLUICE_SCHEMA.queues c
     SET consecutive_failures = CASE
@@ -1211,7 +1225,7 @@ BEGIN
           THEN now() + least(c.breaker_cap_ms, c.breaker_base_ms * (2 ^ least(c.trips, 40))::bigint) * interval '1 millisecond'
           ELSE c.breaker_until END
     FROM o
-    WHERE c.name = o.q AND c.breaker_threshold IS NOT NULL
+    WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
       AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
   END IF;
 
@@ -1255,4 +1269,20 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
  IMMUTABLE
 AS $function$
   SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcome(p_queue text, p_succeeded boolean)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT jsonb_build_object('queue', p_queue, 'succeeded', p_succeeded)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcomes(p_outcomes jsonb)
+ RETURNS TABLE(queue text, succeeded boolean)
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT o.queue, o.succeeded FROM jsonb_to_recordset(p_outcomes) AS o(queue text, succeeded boolean)
 $function$;

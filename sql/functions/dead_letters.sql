@@ -68,7 +68,8 @@ BEGIN
     RETURN QUERY
     SELECT e.id, e.status
     FROM :SLUICE_SCHEMA.enqueue_controlled(jsonb_build_array(
-      r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at, 'unique_on_conflict', 'discard'))) e;
+      r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at,
+                              'unique_on_conflict', 'discard'))) e;
     v_dead := NULL;
   END LOOP;
 END
