@@ -587,7 +587,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job_records(p_ended jsonb)
  RETURNS TABLE(job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean)
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   SELECT e.job_id, e.concurrency_key, e.lock_key, e.batch_id, e.succeeded
   FROM jsonb_to_recordset(p_ended) AS e(
@@ -705,7 +705,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled_records(p_rows jsonb)
  RETURNS TABLE(queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamp with time zone, delay_ms bigint, concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text, unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint, errors jsonb, enqueued_at timestamp with time zone, ord bigint)
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   SELECT x.queue, x.name, x.payload, x.priority, x.max_attempts, x.run_at, x.delay_ms, x.concurrency_key,
          x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,
@@ -875,7 +875,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_event_records(p_events jsonb)
  RETURNS TABLE(event_id text, topic text, payload jsonb, headers jsonb, published_at timestamp with time zone, delay_ms bigint, ord bigint)
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   SELECT e.event_id, e.topic, e.payload, e.headers, e.published_at, e.delay_ms, e.ord
   FROM ROWS FROM (jsonb_to_recordset(p_events) AS (
@@ -1274,7 +1274,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcome(p_queue text, p_succeeded boolean)
  RETURNS jsonb
  LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
+ STABLE PARALLEL SAFE
 AS $function$
   SELECT jsonb_build_object('queue', p_queue, 'succeeded', p_succeeded)
 $function$;
@@ -1282,7 +1282,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcomes(p_outcomes jsonb)
  RETURNS TABLE(queue text, succeeded boolean)
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   SELECT o.queue, o.succeeded FROM jsonb_to_recordset(p_outcomes) AS o(queue text, succeeded boolean)
 $function$;

@@ -27,7 +27,7 @@ $fn$;
 -- The ended jobs after_end is sent: a JSON array of ended_job's records.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job_records(p_ended jsonb)
 RETURNS TABLE (job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean)
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $fn$
   SELECT e.job_id, e.concurrency_key, e.lock_key, e.batch_id, e.succeeded
   FROM jsonb_to_recordset(p_ended) AS e(

@@ -10,7 +10,7 @@ RETURNS TABLE (
   unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
   errors jsonb, enqueued_at timestamptz, ord bigint
 )
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $fn$
   SELECT x.queue, x.name, x.payload, x.priority, x.max_attempts, x.run_at, x.delay_ms, x.concurrency_key,
          x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,

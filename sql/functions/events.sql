@@ -6,7 +6,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_event_records(p_events jsonb)
 RETURNS TABLE (
   event_id text, topic text, payload jsonb, headers jsonb, published_at timestamptz, delay_ms bigint, ord bigint
 )
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $fn$
   SELECT e.event_id, e.topic, e.payload, e.headers, e.published_at, e.delay_ms, e.ord
   FROM ROWS FROM (jsonb_to_recordset(p_events) AS (

@@ -39,7 +39,7 @@ $fn$;
 
 -- Inside settle, each attempt's outcome for its queue's circuit breaker: whether it succeeded.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcome(p_queue text, p_succeeded boolean)
-RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
 AS $fn$
   SELECT jsonb_build_object('queue', p_queue, 'succeeded', p_succeeded)
 $fn$;
@@ -47,7 +47,7 @@ $fn$;
 -- A JSON array of settle_outcome's records.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcomes(p_outcomes jsonb)
 RETURNS TABLE (queue text, succeeded boolean)
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $fn$
   SELECT o.queue, o.succeeded FROM jsonb_to_recordset(p_outcomes) AS o(queue text, succeeded boolean)
 $fn$;
