@@ -295,19 +295,20 @@ BEGIN
   END IF;
 
   DELETE FROM :SLUICE_SCHEMA.unique_locks u
-  USING jsonb_to_recordset(p_ended) AS r(id bigint, u text)
-  WHERE r.u IS NOT NULL AND u.key = r.u AND u.job_id = r.id;
+  USING :SLUICE_SCHEMA.ended_job_records(p_ended) r
+  WHERE r.lock_key IS NOT NULL AND u.key = r.lock_key AND u.job_id = r.job_id;
 
-  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.c ORDER BY r.c), array_agg(1))
-  FROM jsonb_to_recordset(p_ended) AS r(c text)
-  WHERE r.c IS NOT NULL
+  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.concurrency_key ORDER BY r.concurrency_key), array_agg(1))
+  FROM :SLUICE_SCHEMA.ended_job_records(p_ended) r
+  WHERE r.concurrency_key IS NOT NULL
   HAVING count(*) > 0;
 
   WITH counts AS (
-    SELECT b AS id, count(*) FILTER (WHERE ok)::integer AS ok, count(*) FILTER (WHERE NOT ok)::integer AS ko
-    FROM jsonb_to_recordset(p_ended) AS r(b bigint, ok boolean)
-    WHERE b IS NOT NULL
-    GROUP BY b
+    SELECT r.batch_id AS id, count(*) FILTER (WHERE r.succeeded)::integer AS ok,
+           count(*) FILTER (WHERE NOT r.succeeded)::integer AS ko
+    FROM :SLUICE_SCHEMA.ended_job_records(p_ended) r
+    WHERE r.batch_id IS NOT NULL
+    GROUP BY r.batch_id
   ), counted AS (
     UPDATE :SLUICE_SCHEMA.batches x
     SET completed = x.completed + counts.ok, discarded = x.discarded + counts.ko,
@@ -577,9 +578,21 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job(p_id bigint, p_concurrency_k
 AS $function$
   SELECT CASE WHEN p_concurrency_key IS NOT NULL OR p_unique_key IS NOT NULL OR p_exclusive_key IS NOT NULL
                    OR p_batch_id IS NOT NULL
-              THEN jsonb_build_object('id', p_id, 'c', p_concurrency_key, 'u', coalesce(p_unique_key, p_exclusive_key),
-                                      'b', p_batch_id, 'ok', p_ok)
+              THEN jsonb_build_object('job_id', p_id, 'concurrency_key', p_concurrency_key,
+                                      'lock_key', coalesce(p_unique_key, p_exclusive_key), 'batch_id', p_batch_id,
+                                      'succeeded', p_ok)
          END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job_records(p_ended jsonb)
+ RETURNS TABLE(job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT e.job_id, e.concurrency_key, e.lock_key, e.batch_id, e.succeeded
+  FROM jsonb_to_recordset(p_ended) AS e(
+    job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean
+  )
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled(p_rows jsonb)
@@ -599,31 +612,27 @@ DECLARE
   v_batch text;
 BEGIN
   FOR r IN
-    SELECT x.*, x.o AS ordinal
-    FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
-      q text, n text, p jsonb, pr smallint, m integer, r timestamptz, d bigint,
-      ck text, cl integer, ct bigint, cc text, uk text, us text, uc text, ut bigint, b bigint,
-      i bigint, e jsonb, ea timestamptz))
-      WITH ORDINALITY AS x(q, n, p, pr, m, r, d, ck, cl, ct, cc, uk, us, uc, ut, b, i, e, ea, o)
-    ORDER BY x.ck NULLS FIRST, x.o
+    SELECT x.*, x.ord AS ordinal
+    FROM :SLUICE_SCHEMA.enqueue_controlled_records(p_rows) x
+    ORDER BY x.concurrency_key NULLS FIRST, x.ord
   LOOP
     -- A replayed dead letter keeps its id; everything else gets a new one.
-    v_id := coalesce(r.i, nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')));
+    v_id := coalesce(r.id, nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')));
 
-    IF r.uk IS NOT NULL AND r.us = 'until-executed' THEN
+    IF r.unique_key IS NOT NULL AND r.unique_strategy = 'until-executed' THEN
       v_got := NULL;
       INSERT INTO :SLUICE_SCHEMA.unique_locks AS u (key, job_id, strategy, state, expires_at)
-      VALUES (r.uk, v_id, 'until-executed', 'queued', now() + r.ut * interval '1 millisecond')
+      VALUES (r.unique_key, v_id, 'until-executed', 'queued', now() + r.unique_ttl_ms * interval '1 millisecond')
       ON CONFLICT ON CONSTRAINT unique_locks_pkey DO UPDATE
       SET job_id = excluded.job_id, strategy = excluded.strategy, state = 'queued', owner = NULL,
           acquired_at = now(), expires_at = excluded.expires_at
       WHERE u.expires_at < now()
       RETURNING u.job_id INTO v_got;
       IF v_got IS NULL THEN
-        SELECT u.job_id INTO v_existing FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.uk;
-        IF r.uc = 'reject' THEN
-          RAISE EXCEPTION 'A job with unique key "%" is already queued or running (job %)', r.uk, v_existing
-            USING ERRCODE = 'SLU09', DETAIL = r.uk;
+        SELECT u.job_id INTO v_existing FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.unique_key;
+        IF r.unique_on_conflict = 'reject' THEN
+          RAISE EXCEPTION 'A job with unique key "%" is already queued or running (job %)', r.unique_key, v_existing
+            USING ERRCODE = 'SLU09', DETAIL = r.unique_key;
         END IF;
         ord := r.ordinal; id := NULL; status := 'duplicate'; existing_id := v_existing::text;
         RETURN NEXT;
@@ -631,27 +640,31 @@ BEGIN
       END IF;
     END IF;
 
-    IF r.ck IS NOT NULL THEN
+    IF r.concurrency_key IS NOT NULL THEN
       v_slot := NULL;
       INSERT INTO :SLUICE_SCHEMA.semaphores AS s (key, value, lim, ttl_ms, expires_at)
-      VALUES (r.ck, 1, r.cl, r.ct, now() + r.ct * interval '1 millisecond')
+      VALUES (r.concurrency_key, 1, r.concurrency_limit, r.concurrency_ttl_ms,
+              now() + r.concurrency_ttl_ms * interval '1 millisecond')
       ON CONFLICT ON CONSTRAINT semaphores_pkey DO UPDATE
       SET value = s.value + 1, lim = excluded.lim, ttl_ms = excluded.ttl_ms, expires_at = excluded.expires_at
       WHERE s.value < excluded.lim
       RETURNING s.value INTO v_slot;
       IF v_slot IS NULL THEN
-        IF r.cc = 'raise' THEN
-          RAISE EXCEPTION 'Concurrency limit % reached for key "%"', r.cl, r.ck USING ERRCODE = 'SLU09', DETAIL = r.ck;
-        ELSIF r.cc = 'discard' THEN
-          DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.uk AND u.job_id = v_id;
+        IF r.concurrency_on_conflict = 'raise' THEN
+          RAISE EXCEPTION 'Concurrency limit % reached for key "%"', r.concurrency_limit, r.concurrency_key
+            USING ERRCODE = 'SLU09', DETAIL = r.concurrency_key;
+        ELSIF r.concurrency_on_conflict = 'discard' THEN
+          DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.unique_key AND u.job_id = v_id;
           ord := r.ordinal; id := NULL; status := 'discarded'; existing_id := NULL;
           RETURN NEXT;
           CONTINUE;
         END IF;
         INSERT INTO :SLUICE_SCHEMA.blocked (id, concurrency_key, queue, name, payload, priority, max_attempts, run_at,
                                             unique_key, exclusive_key, batch_id)
-        VALUES (v_id, r.ck, r.q, r.n, r.p, r.pr, r.m, coalesce(r.r, now() + r.d * interval '1 millisecond'),
-                CASE WHEN r.us = 'until-executed' THEN r.uk END, CASE WHEN r.us = 'while-executing' THEN r.uk END, r.b);
+        VALUES (v_id, r.concurrency_key, r.queue, r.name, r.payload, r.priority, r.max_attempts,
+                coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'),
+                CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
+                CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id);
         status := 'blocked';
       ELSE
         status := 'enqueued';
@@ -663,12 +676,14 @@ BEGIN
     IF status = 'enqueued' THEN
       INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at,
                                        concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors)
-      VALUES (v_id, r.q, r.n, r.p, r.pr, r.m, coalesce(r.r, now() + r.d * interval '1 millisecond'),
-              r.ck, CASE WHEN r.us = 'until-executed' THEN r.uk END, CASE WHEN r.us = 'while-executing' THEN r.uk END, r.b,
-              coalesce(r.ea, now()), coalesce(r.e, '[]'));
+      VALUES (v_id, r.queue, r.name, r.payload, r.priority, r.max_attempts,
+              coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'), r.concurrency_key,
+              CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
+              CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
+              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'));
     END IF;
-    IF r.b IS NOT NULL THEN
-      v_batch := r.b::text;
+    IF r.batch_id IS NOT NULL THEN
+      v_batch := r.batch_id::text;
       v_batches := jsonb_set(v_batches, ARRAY[v_batch], to_jsonb(coalesce((v_batches->>v_batch)::integer, 0) + 1));
     END IF;
     ord := r.ordinal; id := v_id::text; existing_id := NULL;
@@ -685,6 +700,26 @@ BEGIN
     v_open := NULL;
   END LOOP;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled_records(p_rows jsonb)
+ RETURNS TABLE(queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamp with time zone, delay_ms bigint, concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text, unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint, errors jsonb, enqueued_at timestamp with time zone, ord bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT x.queue, x.name, x.payload, x.priority, x.max_attempts, x.run_at, x.delay_ms, x.concurrency_key,
+         x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,
+         x.unique_on_conflict, x.unique_ttl_ms, x.batch_id, x.id, x.errors, x.enqueued_at, x.ord
+  FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
+    queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamptz, delay_ms bigint,
+    concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text,
+    unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
+    errors jsonb, enqueued_at timestamptz
+  )) WITH ORDINALITY AS x(
+    queue, name, payload, priority, max_attempts, run_at, delay_ms, concurrency_key, concurrency_limit,
+    concurrency_ttl_ms, concurrency_on_conflict, unique_key, unique_strategy, unique_on_conflict, unique_ttl_ms,
+    batch_id, id, errors, enqueued_at, ord
+  )
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_recurring(p_slots jsonb)
@@ -837,15 +872,26 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_event_records(p_events jsonb)
+ RETURNS TABLE(event_id text, topic text, payload jsonb, headers jsonb, published_at timestamp with time zone, delay_ms bigint, ord bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT e.event_id, e.topic, e.payload, e.headers, e.published_at, e.delay_ms, e.ord
+  FROM ROWS FROM (jsonb_to_recordset(p_events) AS (
+    event_id text, topic text, payload jsonb, headers jsonb, published_at timestamptz, delay_ms bigint
+  )) WITH ORDINALITY AS e(event_id, topic, payload, headers, published_at, delay_ms, ord)
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
  RETURNS TABLE(queue text, jobs integer)
  LANGUAGE sql
  SET jit TO 'off'
 AS $function$
   WITH ev AS (
-    SELECT x.i, x.t, x.p, coalesce(x.h, '{}') AS h, coalesce(x.at, now()) AS at, coalesce(x.d, 0) AS d, x.o
-    FROM ROWS FROM (jsonb_to_recordset(p_events) AS (i text, t text, p jsonb, h jsonb, at timestamptz, d bigint))
-      WITH ORDINALITY AS x(i, t, p, h, at, d, o)
+    SELECT x.event_id AS i, x.topic AS t, x.payload AS p, coalesce(x.headers, '{}') AS h,
+           coalesce(x.published_at, now()) AS at, coalesce(x.delay_ms, 0) AS d, x.ord AS o
+    FROM :SLUICE_SCHEMA.publish_event_records(p_events) x
   ), matched AS (
     -- The first of several events with one id in the same call wins, as a second call would lose.
     SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
@@ -931,8 +977,9 @@ BEGIN
     RETURNING o.id, o.topic, o.payload, o.event_id, o.headers, o.created_at, o.delay_ms
   )
   SELECT count(*)::integer,
-         coalesce(jsonb_agg(jsonb_build_object('i', event_id, 't', topic, 'p', payload, 'h', headers,
-                                               'at', created_at, 'd', delay_ms) ORDER BY id), '[]')
+         coalesce(jsonb_agg(jsonb_build_object('event_id', event_id, 'topic', topic, 'payload', payload,
+                                               'headers', headers, 'published_at', created_at,
+                                               'delay_ms', delay_ms) ORDER BY id), '[]')
   INTO v_n, v_events
   FROM stamped;
   IF v_n = 0 THEN
@@ -972,20 +1019,21 @@ DECLARE
   v_dead :SLUICE_SCHEMA.dead_letters;
 BEGIN
   FOR r IN SELECT value FROM jsonb_array_elements(p_rows) LOOP
-    IF r->>'us' = 'until-executed' AND EXISTS (
+    IF r->>'unique_strategy' = 'until-executed' AND EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-      WHERE u.key = r->>'uk' AND u.job_id <> (r->>'i')::bigint AND u.expires_at >= now()
+      WHERE u.key = r->>'unique_key' AND u.job_id <> (r->>'id')::bigint AND u.expires_at >= now()
     ) THEN
       CONTINUE;
     END IF;
-    DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'i')::bigint RETURNING d.* INTO v_dead;
+    DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'id')::bigint RETURNING d.* INTO v_dead;
     IF v_dead.id IS NULL THEN
       CONTINUE;
     END IF;
     RETURN QUERY
     SELECT e.id, e.status
     FROM :SLUICE_SCHEMA.enqueue_controlled(jsonb_build_array(
-      r || jsonb_build_object('e', v_dead.errors, 'ea', v_dead.enqueued_at, 'uc', 'discard'))) e;
+      r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at,
+                              'unique_on_conflict', 'discard'))) e;
     v_dead := NULL;
   END LOOP;
 END
@@ -1056,7 +1104,7 @@ BEGIN
     )
     SELECT count(*)::integer,
            coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-           coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', true)), '[]')
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]')
     INTO v_completed, v_released, v_outcomes
     FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
   END IF;
@@ -1091,7 +1139,7 @@ BEGIN
       )
       SELECT count(*)::integer,
              coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-             coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
       INTO v_dead, v_dead_rel, v_dead_out
       FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
@@ -1124,7 +1172,7 @@ BEGIN
         WHERE u.key = again.exclusive_key AND u.job_id = again.id
         RETURNING 1
       )
-      SELECT count(*)::integer, coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
       INTO v_retried, v_retry_out
       FROM again;
 
@@ -1159,9 +1207,9 @@ BEGIN
   -- something to change are touched, so healthy queues take no row lock here.
   IF jsonb_array_length(v_outcomes) > 0 THEN
     WITH o AS (
-      SELECT q, bool_or(ok) AS any_ok, count(*) FILTER (WHERE NOT ok)::integer AS failures
-      FROM jsonb_to_recordset(v_outcomes) AS r(q text, ok boolean)
-      GROUP BY q
+      SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
+      FROM :SLUICE_SCHEMA.settle_outcomes(v_outcomes) r
+      GROUP BY r.queue
     )
     UPDATE :SLUICE_SCHEMA.queues c
     SET consecutive_failures = CASE
@@ -1177,7 +1225,7 @@ BEGIN
           THEN now() + least(c.breaker_cap_ms, c.breaker_base_ms * (2 ^ least(c.trips, 40))::bigint) * interval '1 millisecond'
           ELSE c.breaker_until END
     FROM o
-    WHERE c.name = o.q AND c.breaker_threshold IS NOT NULL
+    WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
       AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
   END IF;
 
@@ -1221,4 +1269,20 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
  IMMUTABLE
 AS $function$
   SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcome(p_queue text, p_succeeded boolean)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+AS $function$
+  SELECT jsonb_build_object('queue', p_queue, 'succeeded', p_succeeded)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcomes(p_outcomes jsonb)
+ RETURNS TABLE(queue text, succeeded boolean)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT o.queue, o.succeeded FROM jsonb_to_recordset(p_outcomes) AS o(queue text, succeeded boolean)
 $function$;

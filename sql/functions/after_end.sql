@@ -1,5 +1,5 @@
 -- What follows a job's end (completed, expired or dead-lettered), for the jobs described in
--- p_ended ([{ id, c: concurrency key, u: unique key, b: batch id, ok }]): its uniqueness lock
+-- p_ended (ended_job's records, common.sql): its uniqueness lock
 -- goes, its concurrency slot is given back (and refilled), its batch is counted; a batch that
 -- this completes gets its callbacks enqueued, exactly once (the batch row lock orders concurrent
 -- callers; only the one that completes the count sees it finish).
@@ -16,19 +16,20 @@ BEGIN
   END IF;
 
   DELETE FROM :SLUICE_SCHEMA.unique_locks u
-  USING jsonb_to_recordset(p_ended) AS r(id bigint, u text)
-  WHERE r.u IS NOT NULL AND u.key = r.u AND u.job_id = r.id;
+  USING :SLUICE_SCHEMA.ended_job_records(p_ended) r
+  WHERE r.lock_key IS NOT NULL AND u.key = r.lock_key AND u.job_id = r.job_id;
 
-  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.c ORDER BY r.c), array_agg(1))
-  FROM jsonb_to_recordset(p_ended) AS r(c text)
-  WHERE r.c IS NOT NULL
+  PERFORM :SLUICE_SCHEMA.release_slots(array_agg(r.concurrency_key ORDER BY r.concurrency_key), array_agg(1))
+  FROM :SLUICE_SCHEMA.ended_job_records(p_ended) r
+  WHERE r.concurrency_key IS NOT NULL
   HAVING count(*) > 0;
 
   WITH counts AS (
-    SELECT b AS id, count(*) FILTER (WHERE ok)::integer AS ok, count(*) FILTER (WHERE NOT ok)::integer AS ko
-    FROM jsonb_to_recordset(p_ended) AS r(b bigint, ok boolean)
-    WHERE b IS NOT NULL
-    GROUP BY b
+    SELECT r.batch_id AS id, count(*) FILTER (WHERE r.succeeded)::integer AS ok,
+           count(*) FILTER (WHERE NOT r.succeeded)::integer AS ko
+    FROM :SLUICE_SCHEMA.ended_job_records(p_ended) r
+    WHERE r.batch_id IS NOT NULL
+    GROUP BY r.batch_id
   ), counted AS (
     UPDATE :SLUICE_SCHEMA.batches x
     SET completed = x.completed + counts.ok, discarded = x.discarded + counts.ko,

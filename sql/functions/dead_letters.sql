@@ -40,7 +40,7 @@ END
 $fn$;
 
 -- Puts dead letters back in their queue through the same enqueue as new jobs (rows as for
--- enqueue_controlled, with `i` the dead letter's id), so a concurrency limit or a uniqueness
+-- enqueue_controlled, with `id` the dead letter's id), so a concurrency limit or a uniqueness
 -- lock applies to the replay too. A dead letter whose unique key is held by another job stays
 -- where it is; the others keep their id, their original enqueue time and their error history.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.requeue_dead_letters(p_rows jsonb)
@@ -55,20 +55,21 @@ DECLARE
   v_dead :SLUICE_SCHEMA.dead_letters;
 BEGIN
   FOR r IN SELECT value FROM jsonb_array_elements(p_rows) LOOP
-    IF r->>'us' = 'until-executed' AND EXISTS (
+    IF r->>'unique_strategy' = 'until-executed' AND EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-      WHERE u.key = r->>'uk' AND u.job_id <> (r->>'i')::bigint AND u.expires_at >= now()
+      WHERE u.key = r->>'unique_key' AND u.job_id <> (r->>'id')::bigint AND u.expires_at >= now()
     ) THEN
       CONTINUE;
     END IF;
-    DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'i')::bigint RETURNING d.* INTO v_dead;
+    DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'id')::bigint RETURNING d.* INTO v_dead;
     IF v_dead.id IS NULL THEN
       CONTINUE;
     END IF;
     RETURN QUERY
     SELECT e.id, e.status
     FROM :SLUICE_SCHEMA.enqueue_controlled(jsonb_build_array(
-      r || jsonb_build_object('e', v_dead.errors, 'ea', v_dead.enqueued_at, 'uc', 'discard'))) e;
+      r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at,
+                              'unique_on_conflict', 'discard'))) e;
     v_dead := NULL;
   END LOOP;
 END

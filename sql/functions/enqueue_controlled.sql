@@ -1,5 +1,35 @@
+-- The jobs enqueue_controlled is sent (src/sql/enqueue.ts encodeControlled): a JSON array of
+-- objects keyed by the names of the columns they fill (jobs, and the concurrency and unique
+-- controls' settings). run_at null means delay_ms after now(); id is set for a replayed dead
+-- letter, which also brings its errors and enqueued_at (requeue_dead_letters). ord is each
+-- job's position in the array.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled_records(p_rows jsonb)
+RETURNS TABLE (
+  queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamptz, delay_ms bigint,
+  concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text,
+  unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
+  errors jsonb, enqueued_at timestamptz, ord bigint
+)
+LANGUAGE sql STABLE
+AS $fn$
+  SELECT x.queue, x.name, x.payload, x.priority, x.max_attempts, x.run_at, x.delay_ms, x.concurrency_key,
+         x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,
+         x.unique_on_conflict, x.unique_ttl_ms, x.batch_id, x.id, x.errors, x.enqueued_at, x.ord
+  FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
+    queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamptz, delay_ms bigint,
+    concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text,
+    unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
+    errors jsonb, enqueued_at timestamptz
+  )) WITH ORDINALITY AS x(
+    queue, name, payload, priority, max_attempts, run_at, delay_ms, concurrency_key, concurrency_limit,
+    concurrency_ttl_ms, concurrency_on_conflict, unique_key, unique_strategy, unique_on_conflict, unique_ttl_ms,
+    batch_id, id, errors, enqueued_at, ord
+  )
+$fn$;
+
 -- Enqueues jobs that use controls, in one call: takes until-executed locks, takes concurrency
--- slots (or blocks, discards, or raises), counts batch members. Rows are taken in concurrency
+-- slots (or blocks, discards, or raises), counts batch members. p_rows is decoded by
+-- enqueue_controlled_records. Rows are taken in concurrency
 -- key order (input order within a key), the order settle locks semaphores in.
 -- Conflicts that must reject raise SQLSTATE SLU09; a closed batch raises SLU00.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled(p_rows jsonb)
@@ -20,31 +50,27 @@ DECLARE
   v_batch text;
 BEGIN
   FOR r IN
-    SELECT x.*, x.o AS ordinal
-    FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
-      q text, n text, p jsonb, pr smallint, m integer, r timestamptz, d bigint,
-      ck text, cl integer, ct bigint, cc text, uk text, us text, uc text, ut bigint, b bigint,
-      i bigint, e jsonb, ea timestamptz))
-      WITH ORDINALITY AS x(q, n, p, pr, m, r, d, ck, cl, ct, cc, uk, us, uc, ut, b, i, e, ea, o)
-    ORDER BY x.ck NULLS FIRST, x.o
+    SELECT x.*, x.ord AS ordinal
+    FROM :SLUICE_SCHEMA.enqueue_controlled_records(p_rows) x
+    ORDER BY x.concurrency_key NULLS FIRST, x.ord
   LOOP
     -- A replayed dead letter keeps its id; everything else gets a new one.
-    v_id := coalesce(r.i, nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')));
+    v_id := coalesce(r.id, nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')));
 
-    IF r.uk IS NOT NULL AND r.us = 'until-executed' THEN
+    IF r.unique_key IS NOT NULL AND r.unique_strategy = 'until-executed' THEN
       v_got := NULL;
       INSERT INTO :SLUICE_SCHEMA.unique_locks AS u (key, job_id, strategy, state, expires_at)
-      VALUES (r.uk, v_id, 'until-executed', 'queued', now() + r.ut * interval '1 millisecond')
+      VALUES (r.unique_key, v_id, 'until-executed', 'queued', now() + r.unique_ttl_ms * interval '1 millisecond')
       ON CONFLICT ON CONSTRAINT unique_locks_pkey DO UPDATE
       SET job_id = excluded.job_id, strategy = excluded.strategy, state = 'queued', owner = NULL,
           acquired_at = now(), expires_at = excluded.expires_at
       WHERE u.expires_at < now()
       RETURNING u.job_id INTO v_got;
       IF v_got IS NULL THEN
-        SELECT u.job_id INTO v_existing FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.uk;
-        IF r.uc = 'reject' THEN
-          RAISE EXCEPTION 'A job with unique key "%" is already queued or running (job %)', r.uk, v_existing
-            USING ERRCODE = 'SLU09', DETAIL = r.uk;
+        SELECT u.job_id INTO v_existing FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.unique_key;
+        IF r.unique_on_conflict = 'reject' THEN
+          RAISE EXCEPTION 'A job with unique key "%" is already queued or running (job %)', r.unique_key, v_existing
+            USING ERRCODE = 'SLU09', DETAIL = r.unique_key;
         END IF;
         ord := r.ordinal; id := NULL; status := 'duplicate'; existing_id := v_existing::text;
         RETURN NEXT;
@@ -52,27 +78,31 @@ BEGIN
       END IF;
     END IF;
 
-    IF r.ck IS NOT NULL THEN
+    IF r.concurrency_key IS NOT NULL THEN
       v_slot := NULL;
       INSERT INTO :SLUICE_SCHEMA.semaphores AS s (key, value, lim, ttl_ms, expires_at)
-      VALUES (r.ck, 1, r.cl, r.ct, now() + r.ct * interval '1 millisecond')
+      VALUES (r.concurrency_key, 1, r.concurrency_limit, r.concurrency_ttl_ms,
+              now() + r.concurrency_ttl_ms * interval '1 millisecond')
       ON CONFLICT ON CONSTRAINT semaphores_pkey DO UPDATE
       SET value = s.value + 1, lim = excluded.lim, ttl_ms = excluded.ttl_ms, expires_at = excluded.expires_at
       WHERE s.value < excluded.lim
       RETURNING s.value INTO v_slot;
       IF v_slot IS NULL THEN
-        IF r.cc = 'raise' THEN
-          RAISE EXCEPTION 'Concurrency limit % reached for key "%"', r.cl, r.ck USING ERRCODE = 'SLU09', DETAIL = r.ck;
-        ELSIF r.cc = 'discard' THEN
-          DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.uk AND u.job_id = v_id;
+        IF r.concurrency_on_conflict = 'raise' THEN
+          RAISE EXCEPTION 'Concurrency limit % reached for key "%"', r.concurrency_limit, r.concurrency_key
+            USING ERRCODE = 'SLU09', DETAIL = r.concurrency_key;
+        ELSIF r.concurrency_on_conflict = 'discard' THEN
+          DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r.unique_key AND u.job_id = v_id;
           ord := r.ordinal; id := NULL; status := 'discarded'; existing_id := NULL;
           RETURN NEXT;
           CONTINUE;
         END IF;
         INSERT INTO :SLUICE_SCHEMA.blocked (id, concurrency_key, queue, name, payload, priority, max_attempts, run_at,
                                             unique_key, exclusive_key, batch_id)
-        VALUES (v_id, r.ck, r.q, r.n, r.p, r.pr, r.m, coalesce(r.r, now() + r.d * interval '1 millisecond'),
-                CASE WHEN r.us = 'until-executed' THEN r.uk END, CASE WHEN r.us = 'while-executing' THEN r.uk END, r.b);
+        VALUES (v_id, r.concurrency_key, r.queue, r.name, r.payload, r.priority, r.max_attempts,
+                coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'),
+                CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
+                CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id);
         status := 'blocked';
       ELSE
         status := 'enqueued';
@@ -84,12 +114,14 @@ BEGIN
     IF status = 'enqueued' THEN
       INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at,
                                        concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors)
-      VALUES (v_id, r.q, r.n, r.p, r.pr, r.m, coalesce(r.r, now() + r.d * interval '1 millisecond'),
-              r.ck, CASE WHEN r.us = 'until-executed' THEN r.uk END, CASE WHEN r.us = 'while-executing' THEN r.uk END, r.b,
-              coalesce(r.ea, now()), coalesce(r.e, '[]'));
+      VALUES (v_id, r.queue, r.name, r.payload, r.priority, r.max_attempts,
+              coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'), r.concurrency_key,
+              CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
+              CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
+              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'));
     END IF;
-    IF r.b IS NOT NULL THEN
-      v_batch := r.b::text;
+    IF r.batch_id IS NOT NULL THEN
+      v_batch := r.batch_id::text;
       v_batches := jsonb_set(v_batches, ARRAY[v_batch], to_jsonb(coalesce((v_batches->>v_batch)::integer, 0) + 1));
     END IF;
     ord := r.ordinal; id := v_id::text; existing_id := NULL;

@@ -1,17 +1,32 @@
+-- The events publish_events is sent (src/sql/publish.ts encodeEvents, and relay_outbox below): a
+-- JSON array of objects keyed by the names of the outbox columns they come from. published_at
+-- null means now(), headers null means {}, delay_ms null means 0 (applied by publish_events).
+-- ord is each event's position in the array.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_event_records(p_events jsonb)
+RETURNS TABLE (
+  event_id text, topic text, payload jsonb, headers jsonb, published_at timestamptz, delay_ms bigint, ord bigint
+)
+LANGUAGE sql STABLE
+AS $fn$
+  SELECT e.event_id, e.topic, e.payload, e.headers, e.published_at, e.delay_ms, e.ord
+  FROM ROWS FROM (jsonb_to_recordset(p_events) AS (
+    event_id text, topic text, payload jsonb, headers jsonb, published_at timestamptz, delay_ms bigint
+  )) WITH ORDINALITY AS e(event_id, topic, payload, headers, published_at, delay_ms, ord)
+$fn$;
+
 -- Fans events out to the subscriptions whose pattern matches their topic: one delivery record
--- and one job per (event, subscriber) not delivered before. p_events is a JSON array of
--- { i: event id, t: topic, p: payload, h: headers, at: published at (null: now()), d: delay ms }.
--- The job's payload is the event envelope { topic, eventId, payload, headers, publishedAt }.
--- Returns the jobs written per queue.
+-- and one job per (event, subscriber) not delivered before. p_events is decoded by
+-- publish_event_records. The job's payload is the event envelope
+-- { topic, eventId, payload, headers, publishedAt }. Returns the jobs written per queue.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
 RETURNS TABLE (queue text, jobs integer)
 LANGUAGE sql
 SET jit = off
 AS $fn$
   WITH ev AS (
-    SELECT x.i, x.t, x.p, coalesce(x.h, '{}') AS h, coalesce(x.at, now()) AS at, coalesce(x.d, 0) AS d, x.o
-    FROM ROWS FROM (jsonb_to_recordset(p_events) AS (i text, t text, p jsonb, h jsonb, at timestamptz, d bigint))
-      WITH ORDINALITY AS x(i, t, p, h, at, d, o)
+    SELECT x.event_id AS i, x.topic AS t, x.payload AS p, coalesce(x.headers, '{}') AS h,
+           coalesce(x.published_at, now()) AS at, coalesce(x.delay_ms, 0) AS d, x.ord AS o
+    FROM :SLUICE_SCHEMA.publish_event_records(p_events) x
   ), matched AS (
     -- The first of several events with one id in the same call wins, as a second call would lose.
     SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
@@ -99,8 +114,9 @@ BEGIN
     RETURNING o.id, o.topic, o.payload, o.event_id, o.headers, o.created_at, o.delay_ms
   )
   SELECT count(*)::integer,
-         coalesce(jsonb_agg(jsonb_build_object('i', event_id, 't', topic, 'p', payload, 'h', headers,
-                                               'at', created_at, 'd', delay_ms) ORDER BY id), '[]')
+         coalesce(jsonb_agg(jsonb_build_object('event_id', event_id, 'topic', topic, 'payload', payload,
+                                               'headers', headers, 'published_at', created_at,
+                                               'delay_ms', delay_ms) ORDER BY id), '[]')
   INTO v_n, v_events
   FROM stamped;
   IF v_n = 0 THEN

@@ -49,7 +49,7 @@ BEGIN
     )
     SELECT count(*)::integer,
            coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-           coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', true)), '[]')
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]')
     INTO v_completed, v_released, v_outcomes
     FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
   END IF;
@@ -84,7 +84,7 @@ BEGIN
       )
       SELECT count(*)::integer,
              coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-             coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
       INTO v_dead, v_dead_rel, v_dead_out
       FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
@@ -117,7 +117,7 @@ BEGIN
         WHERE u.key = again.exclusive_key AND u.job_id = again.id
         RETURNING 1
       )
-      SELECT count(*)::integer, coalesce(jsonb_agg(jsonb_build_object('q', queue, 'ok', false)), '[]')
+      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
       INTO v_retried, v_retry_out
       FROM again;
 
@@ -152,9 +152,9 @@ BEGIN
   -- something to change are touched, so healthy queues take no row lock here.
   IF jsonb_array_length(v_outcomes) > 0 THEN
     WITH o AS (
-      SELECT q, bool_or(ok) AS any_ok, count(*) FILTER (WHERE NOT ok)::integer AS failures
-      FROM jsonb_to_recordset(v_outcomes) AS r(q text, ok boolean)
-      GROUP BY q
+      SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
+      FROM :SLUICE_SCHEMA.settle_outcomes(v_outcomes) r
+      GROUP BY r.queue
     )
     UPDATE :SLUICE_SCHEMA.queues c
     SET consecutive_failures = CASE
@@ -170,7 +170,7 @@ BEGIN
           THEN now() + least(c.breaker_cap_ms, c.breaker_base_ms * (2 ^ least(c.trips, 40))::bigint) * interval '1 millisecond'
           ELSE c.breaker_until END
     FROM o
-    WHERE c.name = o.q AND c.breaker_threshold IS NOT NULL
+    WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
       AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
   END IF;
 

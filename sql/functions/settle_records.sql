@@ -36,3 +36,18 @@ LANGUAGE sql IMMUTABLE
 AS $fn$
   SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
 $fn$;
+
+-- Inside settle, each attempt's outcome for its queue's circuit breaker: whether it succeeded.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcome(p_queue text, p_succeeded boolean)
+RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
+AS $fn$
+  SELECT jsonb_build_object('queue', p_queue, 'succeeded', p_succeeded)
+$fn$;
+
+-- A JSON array of settle_outcome's records.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcomes(p_outcomes jsonb)
+RETURNS TABLE (queue text, succeeded boolean)
+LANGUAGE sql STABLE
+AS $fn$
+  SELECT o.queue, o.succeeded FROM jsonb_to_recordset(p_outcomes) AS o(queue text, succeeded boolean)
+$fn$;

@@ -1,5 +1,5 @@
 import type { Statement } from '../db/types.js'
-import { controlledRow, type NewJob } from './enqueue.js'
+import { encodeControlled, type NewJob } from './enqueue.js'
 
 /** Which dead letters an operation applies to: explicit ids, or every one matching queue/name. */
 export interface DeadLetterFilter {
@@ -52,7 +52,7 @@ LIMIT $4`,
 export function requeueDeadLetters(t: string, rows: readonly NewJob[]): Statement {
   return {
     text: `SELECT id, status FROM ${t}.requeue_dead_letters($1::jsonb)`,
-    values: [`[${rows.map(controlledRow).join(',')}]`],
+    values: [encodeControlled(rows)],
   }
 }
 

@@ -82,30 +82,38 @@ RETURNING id::text AS id`,
   }
 }
 
-/** One job as a row of the enqueue_controlled function's JSON input. */
+/**
+ * One job as a row of the enqueue_controlled function's JSON input, keyed by the names of the
+ * columns it fills (decoded by enqueue_controlled_records in sql/functions/enqueue_controlled.sql).
+ */
 export function controlledRow(job: NewJob): string {
   const c = job.concurrency
   const u = job.unique
   const meta = JSON.stringify({
-    q: job.queue,
-    n: job.name,
-    pr: job.priority,
-    m: job.maxAttempts,
-    r: job.runAt?.toISOString() ?? null,
-    d: job.delayMs,
-    ck: c?.key ?? null,
-    cl: c?.limit ?? null,
-    ct: c?.ttlMs ?? null,
-    cc: c?.onConflict ?? null,
-    uk: u?.key ?? null,
-    us: u?.strategy ?? null,
-    uc: u?.onConflict ?? null,
-    ut: u?.ttlMs ?? null,
-    b: job.batchId ?? null,
-    i: job.id ?? null,
+    queue: job.queue,
+    name: job.name,
+    priority: job.priority,
+    max_attempts: job.maxAttempts,
+    run_at: job.runAt?.toISOString() ?? null,
+    delay_ms: job.delayMs,
+    concurrency_key: c?.key ?? null,
+    concurrency_limit: c?.limit ?? null,
+    concurrency_ttl_ms: c?.ttlMs ?? null,
+    concurrency_on_conflict: c?.onConflict ?? null,
+    unique_key: u?.key ?? null,
+    unique_strategy: u?.strategy ?? null,
+    unique_on_conflict: u?.onConflict ?? null,
+    unique_ttl_ms: u?.ttlMs ?? null,
+    batch_id: job.batchId ?? null,
+    id: job.id ?? null,
   })
   // The payload is already JSON: splice it in rather than escaping it again.
-  return `${meta.slice(0, -1)},"p":${job.payload}}`
+  return `${meta.slice(0, -1)},"payload":${job.payload}}`
+}
+
+/** The jobs enqueue_controlled (and requeue_dead_letters, which calls it) is sent. */
+export function encodeControlled(jobs: readonly NewJob[]): string {
+  return `[${jobs.map(controlledRow).join(',')}]`
 }
 
 /**
@@ -115,6 +123,6 @@ export function controlledRow(job: NewJob): string {
 export function enqueueControlled(t: string, jobs: readonly NewJob[]): Statement {
   return {
     text: `SELECT ord::text AS ord, id, status, existing_id FROM ${t}.enqueue_controlled($1::jsonb) ORDER BY ord`,
-    values: [`[${jobs.map(controlledRow).join(',')}]`],
+    values: [encodeControlled(jobs)],
   }
 }

@@ -8,24 +8,37 @@ export interface NewEvent {
   payload: string
   headers: Readonly<Record<string, string>>
   delayMs: number
+  /** When the event counts as published (subscriptions made later do not receive it); now if absent. */
+  publishedAt?: Date
 }
 
 /**
- * Publishes events in one call of the publish_events function (migrations/0008_events.sql):
+ * The events as publish_events decodes them (sql/functions/events.sql publish_event_records):
+ * a JSON array of objects keyed by the outbox's column names. Payloads are already JSON: they
+ * are spliced in rather than escaped again.
+ */
+export function encodeEvents(events: readonly NewEvent[]): string {
+  const items = events.map((e) => {
+    const meta = JSON.stringify({
+      event_id: e.eventId,
+      topic: e.topic,
+      headers: e.headers,
+      published_at: e.publishedAt ?? null,
+      delay_ms: e.delayMs,
+    })
+    return `${meta.slice(0, -1)},"payload":${e.payload}}`
+  })
+  return `[${items.join(',')}]`
+}
+
+/**
+ * Publishes events in one call of the publish_events function (sql/functions/events.sql):
  * the subscriptions are matched in SQL, a delivery record and a job are written per (event,
  * subscriber) not delivered before, whatever the number of subscribers. One row per queue
  * that received jobs.
  */
 export function publishEvents(t: string, events: readonly NewEvent[]): Statement {
-  // Payloads are already JSON: splice them in rather than escaping them again.
-  const items = events.map((e) => {
-    const meta = JSON.stringify({ i: e.eventId, t: e.topic, h: e.headers, d: e.delayMs })
-    return `${meta.slice(0, -1)},"p":${e.payload}}`
-  })
-  return {
-    text: `SELECT queue, jobs FROM ${t}.publish_events($1::jsonb)`,
-    values: [`[${items.join(',')}]`],
-  }
+  return { text: `SELECT queue, jobs FROM ${t}.publish_events($1::jsonb)`, values: [encodeEvents(events)] }
 }
 
 /**

@@ -102,3 +102,45 @@ test('hand-backs round-trip every field', async () => {
     { id: '5', token, due_at: at.toISOString() },
   ])
 })
+
+// The records settle (and dead-letter discards) build in SQL and pass to after_end: ended_job's
+// encoder (sql/functions/common.sql) and ended_job_records, its decoder.
+test('ended jobs round-trip every field; a job with nothing to release has no record', async () => {
+  env = await makeSluice({ jobs: [] })
+  const rows = await env.sql(
+    `WITH ended AS (
+       SELECT jsonb_agg(e ORDER BY n) FILTER (WHERE e IS NOT NULL) AS a
+       FROM (VALUES
+         (1, $schema.ended_job(9007199254740993, 'ck', 'uk', NULL, 9007199254740995, true)),
+         (2, $schema.ended_job(7, NULL, NULL, 'xk', NULL, false)),
+         (3, $schema.ended_job(8, NULL, NULL, NULL, 9, false)),
+         (4, $schema.ended_job(10, NULL, NULL, NULL, NULL, true))
+       ) v(n, e)
+     )
+     SELECT to_jsonb(r) || jsonb_build_object('job_id', r.job_id::text, 'batch_id', r.batch_id::text) AS r
+     FROM ended, $schema.ended_job_records(ended.a) r`,
+  )
+  expect(rows.map((row) => row.r)).toEqual([
+    {
+      job_id: '9007199254740993',
+      concurrency_key: 'ck',
+      lock_key: 'uk',
+      batch_id: '9007199254740995',
+      succeeded: true,
+    },
+    { job_id: '7', concurrency_key: null, lock_key: 'xk', batch_id: null, succeeded: false },
+    { job_id: '8', concurrency_key: null, lock_key: null, batch_id: '9', succeeded: false },
+  ])
+})
+
+test("outcomes round-trip every field (settle_outcome's encoder, settle_outcomes' decoder)", async () => {
+  env = await makeSluice({ jobs: [] })
+  const rows = await env.sql(
+    `SELECT to_jsonb(r) AS r FROM $schema.settle_outcomes(
+       jsonb_build_array($schema.settle_outcome('q1', true), $schema.settle_outcome('q2', false))) r`,
+  )
+  expect(rows.map((row) => row.r)).toEqual([
+    { queue: 'q1', succeeded: true },
+    { queue: 'q2', succeeded: false },
+  ])
+})
