@@ -574,7 +574,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job(p_id bigint, p_concurrency_key text, p_unique_key text, p_exclusive_key text, p_batch_id bigint, p_ok boolean)
  RETURNS jsonb
  LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
+ STABLE PARALLEL SAFE
 AS $function$
   SELECT CASE WHEN p_concurrency_key IS NOT NULL OR p_unique_key IS NOT NULL OR p_exclusive_key IS NOT NULL
                    OR p_batch_id IS NOT NULL
@@ -1244,7 +1244,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
  RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms
   FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
@@ -1266,7 +1266,7 @@ $function$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
  RETURNS TABLE(id bigint, token uuid, due_at timestamp with time zone)
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
   SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
 $function$;

@@ -14,7 +14,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.ended_job(
   p_id bigint, p_concurrency_key text, p_unique_key text, p_exclusive_key text, p_batch_id bigint, p_ok boolean
 )
-RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
 AS $fn$
   SELECT CASE WHEN p_concurrency_key IS NOT NULL OR p_unique_key IS NOT NULL OR p_exclusive_key IS NOT NULL
                    OR p_batch_id IS NOT NULL

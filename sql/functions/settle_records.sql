@@ -5,7 +5,7 @@
 -- run took (null when it never started) and how long the job waited once due.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
 RETURNS TABLE (id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $fn$
   SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms
   FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
@@ -32,7 +32,7 @@ $fn$;
 -- Claimed jobs never started: back in place, due when they were due before the claim.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
 RETURNS TABLE (id bigint, token uuid, due_at timestamptz)
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $fn$
   SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
 $fn$;
