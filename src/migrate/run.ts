@@ -10,7 +10,7 @@ export interface MigrateResult {
   applied: number[]
   /** The schema's version afterwards. */
   version: number
-  /** Function files (sql/functions) this call applied: new, or changed since last applied. */
+  /** Function files (migrations/functions) this call applied: new, or changed since last applied. */
   functions: string[]
 }
 
@@ -31,7 +31,7 @@ export function render(statement: string, schema: string): string {
  * processes migrating at once apply each migration exactly once. Function files go the same way
  * (see applyFunctions).
  *
- * Migrations keep tables and indexes; function bodies live in sql/functions. A caller that passes
+ * Migrations keep tables and indexes; function bodies live in migrations/functions. A caller that passes
  * its own `migrations` (an older release's, in tests) gets no function files unless it passes them.
  */
 export async function migrate(

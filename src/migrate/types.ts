@@ -5,7 +5,7 @@ export interface Migration {
   statements: string[]
 }
 
-/** One file of sql/functions: the functions (and types) it defines, applied when its content changes. */
+/** One file of migrations/functions: the functions (and types) it defines, applied when its content changes. */
 export interface FunctionSource {
   /** The file's name without `.sql`. */
   name: string

@@ -54,7 +54,7 @@ export interface ClaimedRow {
 }
 
 /**
- * A claim's row (the `claim_row` type, sql/functions/claim.sql): a claimed job; or (null id) a
+ * A claim's row (the `claim_row` type, migrations/functions/claim.sql): a claimed job; or (null id) a
  * queue the claim stopped in before a job the drain cannot fit in its time left, with that job's
  * name; or (null id and name) a row that only carries `more`. `more`, the same on every row: the
  * claim picked as many jobs as it was asked for, or dropped some it picked after picking (a
@@ -73,7 +73,7 @@ export interface DurationsColumn {
 
 /**
  * Claims up to `limit` due jobs across `queues` in (priority, run_at, id) order: one call of
- * the claim function (sql/functions/claim.sql). Each queue is walked on the claim index
+ * the claim function (migrations/functions/claim.sql). Each queue is walked on the claim index
  * with FOR UPDATE SKIP LOCKED; paused, tripped, held and higher-priority-served queues are
  * skipped, single-consumer queues need their lease, global caps are respected; the winners
  * get a fresh lease token, one more attempt and an invisibility window, and the drain's

@@ -84,7 +84,7 @@ RETURNING id::text AS id`,
 
 /**
  * One job as a row of the enqueue_controlled function's JSON input, keyed by the names of the
- * columns it fills (decoded by enqueue_controlled_records in sql/functions/enqueue_controlled.sql).
+ * columns it fills (decoded by enqueue_controlled_records in migrations/functions/enqueue_controlled.sql).
  */
 export function controlledRow(job: NewJob): string {
   const c = job.concurrency

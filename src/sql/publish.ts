@@ -13,7 +13,7 @@ export interface NewEvent {
 }
 
 /**
- * The events as publish_events decodes them (sql/functions/events.sql publish_event_records):
+ * The events as publish_events decodes them (migrations/functions/events.sql publish_event_records):
  * a JSON array of objects keyed by the outbox's column names. Payloads are already JSON: they
  * are spliced in rather than escaped again.
  */
@@ -32,7 +32,7 @@ export function encodeEvents(events: readonly NewEvent[]): string {
 }
 
 /**
- * Publishes events in one call of the publish_events function (sql/functions/events.sql):
+ * Publishes events in one call of the publish_events function (migrations/functions/events.sql):
  * the subscriptions are matched in SQL, a delivery record and a job are written per (event,
  * subscriber) not delivered before, whatever the number of subscribers. One row per queue
  * that received jobs.

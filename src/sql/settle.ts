@@ -63,7 +63,7 @@ export interface SettleRow {
 export const READY_CAP = 1000
 
 /**
- * Settles a batch in one call of the settle function (sql/functions/settle.sql). Every
+ * Settles a batch in one call of the settle function (migrations/functions/settle.sql). Every
  * row is matched on (id, lease token), so a late ack from a drain whose lease ran out changes
  * nothing. Completed and expired jobs move to the archive; failed ones are rescheduled with
  * their backoff or, out of attempts (or failed permanently), moved to the dead letters with
@@ -102,7 +102,7 @@ LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL)
   }
 }
 
-/** The settle's completions, as settle_completions (sql/functions/settle_records.sql) reads them. */
+/** The settle's completions, as settle_completions (migrations/functions/settle_records.sql) reads them. */
 export function encodeCompletions(completions: readonly Completion[]): string {
   return JSON.stringify(
     completions.map((c) => ({
@@ -115,7 +115,7 @@ export function encodeCompletions(completions: readonly Completion[]): string {
   )
 }
 
-/** The settle's failures, as settle_failures (sql/functions/settle_records.sql) reads them. */
+/** The settle's failures, as settle_failures (migrations/functions/settle_records.sql) reads them. */
 export function encodeFailures(failures: readonly Failure[]): string {
   return JSON.stringify(
     failures.map((f) => ({
@@ -131,7 +131,7 @@ export function encodeFailures(failures: readonly Failure[]): string {
   )
 }
 
-/** The settle's hand-backs, as settle_hand_backs (sql/functions/settle_records.sql) reads them. */
+/** The settle's hand-backs, as settle_hand_backs (migrations/functions/settle_records.sql) reads them. */
 export function encodeHandBacks(handBacks: readonly HandBack[]): string {
   return JSON.stringify(handBacks.map((h) => ({ id: h.id, token: h.token, due_at: h.dueAt.toISOString() })))
 }

@@ -3,7 +3,7 @@ import { encodeControlled } from '../../src/sql/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 // Every field enqueue_controlled is sent, through its encoder (src/sql/enqueue.ts) and its
-// decoder (sql/functions/enqueue_controlled.sql enqueue_controlled_records), comes back as it
+// decoder (migrations/functions/enqueue_controlled.sql enqueue_controlled_records), comes back as it
 // went in; so do the fields requeue_dead_letters adds to a replayed dead letter's row.
 
 let env: TestSluice | undefined
@@ -124,7 +124,7 @@ test("a replayed dead letter's row carries its errors and enqueue time", async (
     },
   ])
   const errors = [{ name: 'Error', message: 'boom', at: at.toISOString() }]
-  // As requeue_dead_letters (sql/functions/dead_letters.sql) builds them.
+  // As requeue_dead_letters (migrations/functions/dead_letters.sql) builds them.
   const rows = await decode(encoded, { errors, enqueued_at: at, unique_on_conflict: 'discard' })
   expect(rows).toEqual([
     {

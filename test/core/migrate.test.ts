@@ -24,7 +24,7 @@ test('the compiled migrations match migrations/*.sql', async () => {
   expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1))
 })
 
-test('the compiled function sources match sql/functions/*.sql', async () => {
+test('the compiled function sources match migrations/functions/*.sql', async () => {
   const generated = await readFile(
     new URL('../../src/migrate/functions.generated.ts', import.meta.url),
     'utf8',

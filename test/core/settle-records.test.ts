@@ -3,7 +3,7 @@ import { encodeCompletions, encodeFailures, encodeHandBacks } from '../../src/sq
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 // Every field a settle is sent, through its encoder (src/sql/settle.ts) and its decoder
-// (sql/functions/settle_records.sql), comes back as it went in.
+// (migrations/functions/settle_records.sql), comes back as it went in.
 
 let env: TestSluice | undefined
 afterEach(async () => {
@@ -104,7 +104,7 @@ test('hand-backs round-trip every field', async () => {
 })
 
 // The records settle (and dead-letter discards) build in SQL and pass to after_end: ended_job's
-// encoder (sql/functions/common.sql) and ended_job_records, its decoder.
+// encoder (migrations/functions/common.sql) and ended_job_records, its decoder.
 test('ended jobs round-trip every field; a job with nothing to release has no record', async () => {
   env = await makeSluice({ jobs: [] })
   const rows = await env.sql(

@@ -3,7 +3,7 @@ import { encodeEvents } from '../../src/sql/publish.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 // Every field publish_events is sent, through its encoder (src/sql/publish.ts) and its decoder
-// (sql/functions/events.sql publish_event_records), comes back as it went in.
+// (migrations/functions/events.sql publish_event_records), comes back as it went in.
 
 let env: TestSluice | undefined
 afterEach(async () => {
