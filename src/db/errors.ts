@@ -1,7 +1,7 @@
 import { DatabaseError } from '../errors.js'
 import { inClass, SQLSTATE, SQLSTATE_CLASS } from './sqlstate.js'
 
-/** The same table as SQLSTATE (./sqlstate.ts), under the name older modules import. */
+/** The same table as SQLSTATE (./sqlstate.ts), under the name 0.1.0 exported publicly. */
 export const PG = SQLSTATE
 
 const CONNECTION_CODES = new Set([

@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import { type Issue, ValidationError } from '../errors.js'
+import { ValidationError } from '../errors.js'
 import { HttpError } from './errors.js'
 
 /** Used by the auth middleware when it is installed on its own, outside createApp. */
@@ -95,7 +95,3 @@ export async function readJson(c: Context, limit: number, emptyAs?: unknown): Pr
     ])
   }
 }
-
-/** Prefixes issue paths, so issues about a part of the body point into the body. */
-export const under = (prefix: string, issues: readonly Issue[]): Issue[] =>
-  issues.map((issue) => ({ ...issue, path: [prefix, ...issue.path] }))

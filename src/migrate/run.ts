@@ -1,4 +1,5 @@
-import { PG, sqlStateOf } from '../db/errors.js'
+import { sqlStateOf } from '../db/errors.js'
+import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db, Statement } from '../db/types.js'
 import { quoteSchema } from '../names.js'
 import { functions as bundledFunctions } from './functions.generated.js'
@@ -70,7 +71,7 @@ export async function migrate(
       applied.push(migration.version)
     } catch (error) {
       // Another process applied it while we waited for the lock; anything else is a real failure.
-      if (sqlStateOf(error) !== PG.UNIQUE_VIOLATION) throw error
+      if (sqlStateOf(error) !== SQLSTATE.UNIQUE_VIOLATION) throw error
       if (!(await appliedVersions(db, schema)).includes(migration.version)) throw error
       done.add(migration.version)
     }
@@ -115,7 +116,7 @@ async function applyFunctions(
       return changed.map((f) => f.name)
     } catch (error) {
       // Another process applied some of them while we waited for the lock: look again.
-      if (sqlStateOf(error) !== PG.UNIQUE_VIOLATION || attempt >= functions.length) throw error
+      if (sqlStateOf(error) !== SQLSTATE.UNIQUE_VIOLATION || attempt >= functions.length) throw error
     }
   }
 }
@@ -137,7 +138,7 @@ export async function appliedVersions(db: Db, schema: string): Promise<number[]>
     return rows.map((row) => Number(row.version))
   } catch (error) {
     const state = sqlStateOf(error)
-    if (state === PG.UNDEFINED_TABLE || state === PG.INVALID_SCHEMA_NAME) return []
+    if (state === SQLSTATE.UNDEFINED_TABLE || state === SQLSTATE.INVALID_SCHEMA_NAME) return []
     throw error
   }
 }

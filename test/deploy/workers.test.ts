@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { setup } from '../../examples/schema.js'
 import { buildToTemp, root, type TempBuild } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
-import { type NeonHttpServer, startNeonHttpServer } from '../support/neon-http-server.js'
+import { forwardNeonSql, type NeonHttpServer, startNeonHttpServer } from '../support/neon-http-server.js'
 
 const SECRET = 'workers-test-secret-0123456789'
 const DRAIN_URL = 'https://drain.sluice.test/drain'
@@ -50,11 +50,7 @@ beforeAll(async () => {
         wakes.push(await request.text())
         return new Response('{}', { status: 200 })
       }
-      if (url.pathname !== '/sql') return new Response('unexpected outbound request', { status: 502 })
-      const headers = new Headers(request.headers)
-      headers.delete('host')
-      const answer = await fetch(server.url, { method: 'POST', headers, body: await request.arrayBuffer() })
-      return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers })
+      return forwardNeonSql(request, server.url)
     },
   })
 }, 60_000)

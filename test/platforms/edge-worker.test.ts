@@ -6,7 +6,7 @@ import { exampleJobs } from '../../examples/jobs.js'
 import { setup } from '../../examples/schema.js'
 import { buildToTemp, type TempBuild } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
-import { type NeonHttpServer, startNeonHttpServer } from '../support/neon-http-server.js'
+import { forwardNeonSql, type NeonHttpServer, startNeonHttpServer } from '../support/neon-http-server.js'
 
 /** The example's welcome-email job, for the tests' own Sluice (the bundles run their own copy). */
 const { welcomeEmail } = exampleJobs(() => env.sluice.db())
@@ -59,11 +59,7 @@ beforeAll(async () => {
     outboundService: async (request) => {
       const url = new URL(request.url)
       outbound.push(`${request.method} ${url.host}${url.pathname}`)
-      if (url.pathname !== '/sql') return new Response('unexpected outbound request', { status: 502 })
-      const headers = new Headers(request.headers)
-      headers.delete('host')
-      const answer = await fetch(server.url, { method: 'POST', headers, body: await request.arrayBuffer() })
-      return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers })
+      return forwardNeonSql(request, server.url)
     },
   })
 }, 60_000)

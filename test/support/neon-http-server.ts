@@ -213,3 +213,19 @@ export async function startNeonHttpServer(opts: { connectionString?: string } = 
 export function configureNeonHttpForLocal(config: Pick<NeonConfig, 'fetchEndpoint'>, port: number): void {
   config.fetchEndpoint = `http://127.0.0.1:${port}/sql`
 }
+
+/**
+ * For a worker's outbound fetches under workerd: passes Neon's SQL-over-HTTP requests (`/sql`)
+ * on to the local endpoint at `url` and answers anything else with a 502.
+ */
+export async function forwardNeonSql(
+  request: { url: string; headers: Iterable<[string, string]>; arrayBuffer(): Promise<ArrayBuffer> },
+  url: string,
+): Promise<Response> {
+  if (new URL(request.url).pathname !== '/sql')
+    return new Response('unexpected outbound request', { status: 502 })
+  const headers = new Headers([...request.headers])
+  headers.delete('host')
+  const answer = await fetch(url, { method: 'POST', headers, body: await request.arrayBuffer() })
+  return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers })
+}
