@@ -56,7 +56,7 @@ else {
     ],
     ['drain processes', `${plan.workers} at a time, ${f.processes} started`],
     ['drain calls', `${f.drainCalls} (${f.drainCallsFailed} failed)`],
-    ['processes SIGKILLed', f.faults.kills],
+    ['processes SIGKILLed', `${f.faults.kills} (${f.faults.killsMidRun} stopped a running handler)`],
     ['pg_terminate_backend', `${f.faults.terminations} times, ${f.faults.backendsTerminated} backends`],
     ['TCP cuts', `${f.faults.cuts} times, ${f.faults.connectionsCut} connections`],
     ['server restarts', `${f.faults.restarts} (${plan.restartMode})`],

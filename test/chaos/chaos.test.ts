@@ -12,7 +12,7 @@ test('killed drains, terminated backends, cut connections and server restarts lo
   const report = await runChaos(standardPlan)
   const f = report.figures
   console.info(
-    `chaos: ${f.jobs} jobs, ${f.faults.kills} kills, ${f.faults.terminations} terminations ` +
+    `chaos: ${f.jobs} jobs, ${f.faults.kills} kills (${f.faults.killsMidRun} mid-run), ${f.faults.terminations} terminations ` +
       `(${f.faults.backendsTerminated} backends), ${f.faults.cuts} cuts (${f.faults.connectionsCut} connections), ` +
       `${f.faults.restarts} restarts, ${f.maintenance.calls} maintain calls; ${f.reRuns} re-runs ` +
       `${JSON.stringify(f.reRunsByCause)}; lost ${f.lost}, overlaps ${f.overlaps}; ${(f.totalMs / 1000).toFixed(0)} s`,
@@ -30,7 +30,8 @@ test('killed drains, terminated backends, cut connections and server restarts lo
     leftBehind: 0,
   })
   expect(f.reRunsByCause.unattributed).toBe(0)
-  // The faults did cost re-runs, and the suite saw them: it can tell a fault from a defect.
-  expect(f.reRuns).toBeGreaterThan(0)
+  // Whether a fault costs a re-run depends on what it interrupted (a kill between two batches
+  // costs none), so the count is reported, not asserted; verdict.test.ts shows the verdict
+  // attributing re-runs to faults and reporting those no fault explains.
   expect(f.runs).toBeGreaterThanOrEqual(f.jobs - f.byKind.events)
 }, 300_000)

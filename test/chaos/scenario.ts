@@ -69,7 +69,12 @@ export function seeded(seed: number): () => number {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Polls `condition` until it holds; throws with `what` after `timeoutMs`. */
-async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function until(
+  condition: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 25,
+): Promise<void> {
   const giveUp = Date.now() + timeoutMs
   const holds = (): Promise<boolean> =>
     condition().catch((error: unknown) => {
@@ -78,7 +83,7 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number, what:
     })
   while (!(await holds())) {
     if (Date.now() > giveUp) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(25)
+    await sleep(everyMs)
   }
 }
 
@@ -327,6 +332,32 @@ class ChaosRun {
     return slot as Slot & { child: ChildProcess; pid: number }
   }
 
+  /** How many runs a worker's file shows started and not ended. */
+  private async unfinished(slot: number, pid: number): Promise<number> {
+    const text = await readFile(join(this.logDir, `runs-${slot}-${pid}.log`), 'utf8').catch(() => '')
+    return parseRunLog(text).runs.filter((r) => r.how === undefined).length
+  }
+
+  /**
+   * Kills a worker, preferably while a handler runs: it waits up to a second for one (handlers
+   * last a few milliseconds, so it may end first) and kills anyway. What the kill stopped is
+   * recorded; the verdict does not depend on it.
+   */
+  private async kill(slot: Slot & { child: ChildProcess; pid: number }): Promise<void> {
+    const { index, pid } = slot
+    await until(async () => (await this.unfinished(index, pid)) > 0, 1_000, 'a running handler', 2).catch(
+      () => {},
+    )
+    slot.expectExit = true
+    const at = Date.now()
+    slot.child.kill('SIGKILL')
+    await slot.exited
+    const stopped = await this.unfinished(index, pid)
+    this.faults.push({ kind: 'kill', at, slot: index, pid, stopped })
+    this.log(`kill: worker ${pid} (slot ${index}), ${stopped} runs stopped`)
+    this.spawn(slot)
+  }
+
   /** A worker's backends: only this cluster's, only this database's, only that worker's. */
   private readonly backendsOf =
     `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`
@@ -343,13 +374,7 @@ class ChaosRun {
     const slot = await this.target()
     const pid = slot.pid
     if (kind === 'kill') {
-      slot.expectExit = true
-      const at = Date.now()
-      slot.child.kill('SIGKILL')
-      this.faults.push({ kind, at, slot: slot.index, pid })
-      await slot.exited
-      this.log(`kill: worker ${pid} (slot ${slot.index})`)
-      this.spawn(slot)
+      await this.kill(slot)
     } else if (kind === 'terminate') {
       // Worth doing once the process has backends (a fresh one may not have connected yet).
       const name = `${APP_PREFIX}${slot.index}-${pid}`

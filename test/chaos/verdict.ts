@@ -16,7 +16,8 @@
  */
 
 export type Fault =
-  | { kind: 'kill'; at: number; slot: number; pid: number }
+  /** `stopped`: runs the kill left unfinished (as the worker's file shows them). */
+  | { kind: 'kill'; at: number; slot: number; pid: number; stopped: number }
   | { kind: 'terminate' | 'cut'; at: number; slot: number; pid: number; hit: number }
   | { kind: 'restart'; at: number; end: number; mode: 'fast' | 'immediate' }
 
@@ -161,6 +162,8 @@ export interface ChaosFigures {
   processes: number
   faults: {
     kills: number
+    /** Kills that stopped a running handler. */
+    killsMidRun: number
     terminations: number
     backendsTerminated: number
     cuts: number
@@ -387,6 +390,7 @@ export function analyse(input: {
     processes: 0,
     faults: {
       kills: count('kill').length,
+      killsMidRun: count('kill').filter((f) => f.kind === 'kill' && f.stopped > 0).length,
       terminations: count('terminate').length,
       backendsTerminated: hit('terminate'),
       cuts: count('cut').length,
