@@ -59,6 +59,8 @@ CREATE TABLE dead_letters (
   failed_at timestamp with time zone NOT NULL DEFAULT now(),
   last_error jsonb,
   errors jsonb NOT NULL DEFAULT '[]'::jsonb,
+  policy text,
+  partition_key text,
   CONSTRAINT dead_letters_pkey PRIMARY KEY (id)
 );
 
@@ -115,6 +117,8 @@ CREATE TABLE jobs (
   unique_key text,
   exclusive_key text,
   batch_id bigint,
+  policy text,
+  partition_key text,
   CONSTRAINT jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
@@ -147,6 +151,49 @@ CREATE TABLE outbox (
   published_at timestamp with time zone,
   CONSTRAINT outbox_delay_ms_check CHECK ((delay_ms >= 0)),
   CONSTRAINT outbox_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE partitions (
+  policy text NOT NULL,
+  partition_key text NOT NULL,
+  queue text NOT NULL,
+  rate double precision,
+  per_ms bigint,
+  burst double precision,
+  tokens double precision,
+  refilled_at timestamp with time zone,
+  max_in_flight integer,
+  quantum integer,
+  adaptive_min integer,
+  adaptive_max integer,
+  target_lag_ms integer,
+  adaptive_cap double precision,
+  ewma_lag_ms double precision,
+  paused boolean NOT NULL DEFAULT false,
+  cap_override integer,
+  slow_until timestamp with time zone,
+  last_enqueued_at timestamp with time zone,
+  last_admitted_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT partitions_adaptive_max_check CHECK ((adaptive_max >= 1)),
+  CONSTRAINT partitions_adaptive_min_check CHECK ((adaptive_min >= 1)),
+  CONSTRAINT partitions_burst_check CHECK ((burst >= (1)::double precision)),
+  CONSTRAINT partitions_cap_override_check CHECK ((cap_override >= 0)),
+  CONSTRAINT partitions_max_in_flight_check CHECK ((max_in_flight >= 1)),
+  CONSTRAINT partitions_per_ms_check CHECK ((per_ms > 0)),
+  CONSTRAINT partitions_pkey PRIMARY KEY (policy, partition_key),
+  CONSTRAINT partitions_quantum_check CHECK ((quantum >= 1)),
+  CONSTRAINT partitions_rate_check CHECK ((rate > (0)::double precision)),
+  CONSTRAINT partitions_target_lag_ms_check CHECK ((target_lag_ms >= 1))
+);
+
+CREATE TABLE policies (
+  name text NOT NULL,
+  queue text NOT NULL,
+  global_max integer,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT policies_global_max_check CHECK ((global_max >= 1)),
+  CONSTRAINT policies_pkey PRIMARY KEY (name)
 );
 
 CREATE TABLE processed_events (
@@ -256,17 +303,22 @@ CREATE UNIQUE INDEX event_deliveries_pkey ON :SLUICE_SCHEMA.event_deliveries USI
 CREATE UNIQUE INDEX function_sources_pkey ON :SLUICE_SCHEMA.function_sources USING btree (name);
 CREATE UNIQUE INDEX invocations_pkey ON :SLUICE_SCHEMA.invocations USING btree (id);
 CREATE INDEX job_stats_finished ON :SLUICE_SCHEMA.job_stats USING brin (finished_at);
-CREATE INDEX jobs_claim ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id);
+CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, priority, run_at, id) WHERE (policy IS NOT NULL);
+CREATE INDEX jobs_admitted ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, run_at) WHERE ((policy IS NOT NULL) AND (lease_token IS NOT NULL));
 CREATE INDEX jobs_concurrency_key ON :SLUICE_SCHEMA.jobs USING btree (concurrency_key) WHERE (concurrency_key IS NOT NULL);
 CREATE INDEX jobs_last_attempt ON :SLUICE_SCHEMA.jobs USING btree (run_at) WHERE ((lease_token IS NOT NULL) AND (attempts >= max_attempts));
 CREATE INDEX jobs_leased ON :SLUICE_SCHEMA.jobs USING btree (queue) WHERE (lease_token IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON :SLUICE_SCHEMA.jobs USING btree (id);
+CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id) WHERE (policy IS NULL);
 CREATE INDEX jobs_unique_key ON :SLUICE_SCHEMA.jobs USING btree (unique_key) WHERE (unique_key IS NOT NULL);
 CREATE UNIQUE INDEX maintenance_pkey ON :SLUICE_SCHEMA.maintenance USING btree (task);
 CREATE UNIQUE INDEX migrations_pkey ON :SLUICE_SCHEMA.migrations USING btree (version);
 CREATE INDEX outbox_pending ON :SLUICE_SCHEMA.outbox USING btree (id) WHERE (published_at IS NULL);
 CREATE UNIQUE INDEX outbox_pkey ON :SLUICE_SCHEMA.outbox USING btree (id);
 CREATE INDEX outbox_published ON :SLUICE_SCHEMA.outbox USING btree (published_at) WHERE (published_at IS NOT NULL);
+CREATE UNIQUE INDEX partitions_pkey ON :SLUICE_SCHEMA.partitions USING btree (policy, partition_key);
+CREATE INDEX partitions_turn ON :SLUICE_SCHEMA.partitions USING btree (queue, last_admitted_at NULLS FIRST, policy, partition_key);
+CREATE UNIQUE INDEX policies_pkey ON :SLUICE_SCHEMA.policies USING btree (name);
 CREATE INDEX processed_events_at ON :SLUICE_SCHEMA.processed_events USING brin (processed_at);
 CREATE UNIQUE INDEX processed_events_pkey ON :SLUICE_SCHEMA.processed_events USING btree (event_id, subscriber);
 CREATE UNIQUE INDEX queue_leases_pkey ON :SLUICE_SCHEMA.queue_leases USING btree (queue);
@@ -281,6 +333,215 @@ CREATE UNIQUE INDEX unique_locks_pkey ON :SLUICE_SCHEMA.unique_locks USING btree
 CREATE UNIQUE INDEX wakeups_pkey ON :SLUICE_SCHEMA.wakeups USING btree (queue);
 
 CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean);
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_cap(p_override integer, p_max_in_flight integer, p_adaptive_cap double precision)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT coalesce(p_override, least(p_max_in_flight, floor(p_adaptive_cap)::integer))
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+  WITH n AS (
+    SELECT c.policy, c.partition_key, count(*)::integer AS n
+    FROM unnest(p_policies, p_parts) AS c(policy, partition_key)
+    WHERE c.policy IS NOT NULL
+    GROUP BY c.policy, c.partition_key
+  ), charged AS (
+    UPDATE :SLUICE_SCHEMA.partitions p
+    SET tokens = CASE WHEN p.rate IS NULL THEN NULL
+                      ELSE :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) - n.n END,
+        refilled_at = CASE WHEN p.rate IS NULL THEN NULL ELSE greatest(coalesce(p.refilled_at, now()), now()) END,
+        last_admitted_at = greatest(coalesce(p.last_admitted_at, now()), now())
+    FROM n
+    WHERE p.policy = n.policy AND p.partition_key = n.partition_key
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM charged
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_enqueued(p_rows jsonb)
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+  WITH r AS (
+    SELECT * FROM :SLUICE_SCHEMA.enqueue_controlled_records(p_rows) WHERE policy IS NOT NULL
+  ), pol AS (
+    INSERT INTO :SLUICE_SCHEMA.policies AS g (name, queue, global_max)
+    SELECT DISTINCT ON (r.policy) r.policy, r.queue, r.global_max FROM r ORDER BY r.policy, r.ord DESC
+    ON CONFLICT (name) DO UPDATE SET queue = excluded.queue, global_max = excluded.global_max, updated_at = now()
+    WHERE (g.queue, g.global_max) IS DISTINCT FROM (excluded.queue, excluded.global_max)
+    RETURNING 1
+  ), part AS (
+    INSERT INTO :SLUICE_SCHEMA.partitions AS p (policy, partition_key, queue, rate, per_ms, burst, tokens, refilled_at,
+      max_in_flight, quantum, adaptive_min, adaptive_max, target_lag_ms, adaptive_cap, last_enqueued_at)
+    SELECT DISTINCT ON (r.policy, r.partition_key) r.policy, r.partition_key, r.queue, r.rate, r.per_ms, r.burst,
+           r.burst, CASE WHEN r.rate IS NOT NULL THEN now() END, r.max_in_flight, r.quantum, r.adaptive_min,
+           r.adaptive_max, r.target_lag_ms, r.adaptive_initial, now()
+    FROM r ORDER BY r.policy, r.partition_key, r.ord DESC
+    ON CONFLICT ON CONSTRAINT partitions_pkey DO UPDATE
+    SET queue = excluded.queue, rate = excluded.rate, per_ms = excluded.per_ms, burst = excluded.burst,
+        -- A bucket keeps its tokens (at most the new burst); a new throttle starts full.
+        tokens = CASE WHEN excluded.rate IS NULL THEN NULL
+                      WHEN p.rate IS NULL THEN excluded.burst ELSE least(p.tokens, excluded.burst) END,
+        refilled_at = CASE WHEN excluded.rate IS NULL THEN NULL ELSE coalesce(p.refilled_at, now()) END,
+        max_in_flight = excluded.max_in_flight, quantum = excluded.quantum, adaptive_min = excluded.adaptive_min,
+        adaptive_max = excluded.adaptive_max, target_lag_ms = excluded.target_lag_ms,
+        adaptive_cap = CASE WHEN excluded.adaptive_min IS NULL THEN NULL
+                            ELSE greatest(excluded.adaptive_min, least(excluded.adaptive_max,
+                                   coalesce(p.adaptive_cap, excluded.adaptive_cap))) END,
+        last_enqueued_at = now()
+    RETURNING 1
+  )
+  SELECT (SELECT count(*)::integer FROM pol) + (SELECT count(*)::integer FROM part)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_in_flight(p_policy text, p_partition text)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+  WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_outcome(p_policy text, p_partition text, p_succeeded boolean, p_lag_ms bigint, p_slow_down_ms bigint)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+AS $function$
+  SELECT CASE WHEN p_policy IS NOT NULL THEN jsonb_build_object(
+    'policy', p_policy, 'partition_key', p_partition, 'succeeded', p_succeeded, 'lag_ms', p_lag_ms,
+    'slow_down_ms', p_slow_down_ms) END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_outcomes(p_outcomes jsonb)
+ RETURNS TABLE(policy text, partition_key text, succeeded boolean, lag_ms bigint, slow_down_ms bigint, ord bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT o.policy, o.partition_key, o.succeeded, o.lag_ms, o.slow_down_ms, o.ord
+  FROM ROWS FROM (jsonb_to_recordset(p_outcomes) AS (
+    policy text, partition_key text, succeeded boolean, lag_ms bigint, slow_down_ms bigint
+  )) WITH ORDINALITY AS o(policy, partition_key, succeeded, lag_ms, slow_down_ms, ord)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit integer)
+ RETURNS TABLE(policy text, partition_key text, queue text, room integer, quantum integer, global_room integer, capped boolean)
+ LANGUAGE plpgsql
+ ROWS 16
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+DECLARE
+  v_policies text[];
+  v_parts text[];
+BEGIN
+  PERFORM 1 FROM :SLUICE_SCHEMA.policies g
+  WHERE g.queue = ANY (p_open) AND g.global_max IS NOT NULL
+  ORDER BY g.name
+  FOR UPDATE;
+
+  -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
+  -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
+  SELECT array_agg(p.policy), array_agg(p.partition_key)
+  INTO v_policies, v_parts
+  FROM unnest(p_open) AS q(name)
+  CROSS JOIN LATERAL (
+    SELECT p.policy, p.partition_key
+    FROM :SLUICE_SCHEMA.partitions p
+    WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+      AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+      AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+           OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
+              > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
+      AND EXISTS (
+        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+          AND j.attempts < j.max_attempts)
+    ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
+    LIMIT p_limit
+    FOR UPDATE OF p SKIP LOCKED
+  ) p;
+
+  IF v_policies IS NULL THEN
+    RETURN;
+  END IF;
+
+  RETURN QUERY
+  WITH locked AS (
+    SELECT p.*, :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
+    FROM unnest(v_policies, v_parts) AS l(policy, partition_key)
+    JOIN :SLUICE_SCHEMA.partitions p ON p.policy = l.policy AND p.partition_key = l.partition_key
+  ), rooms AS (
+    SELECT l.policy, l.partition_key, l.queue, l.quantum,
+           CASE WHEN l.rate IS NULL THEN p_limit
+                ELSE floor(:SLUICE_SCHEMA.admission_tokens(l.tokens, l.refilled_at, l.rate, l.per_ms, l.burst))::integer
+           END AS by_tokens,
+           CASE WHEN l.cap IS NULL THEN p_limit
+                ELSE greatest(0, l.cap - :SLUICE_SCHEMA.admission_in_flight(l.policy, l.partition_key)) END AS by_cap,
+           CASE WHEN g.global_max IS NULL THEN NULL
+                ELSE greatest(0, g.global_max - (
+                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+                  WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now())) END AS by_global
+    FROM locked l
+    LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy
+  )
+  SELECT r.policy, r.partition_key, r.queue, least(p_limit, r.by_tokens, r.by_cap), r.quantum, r.by_global,
+         (r.by_cap < p_limit AND r.by_cap <= r.by_tokens) OR coalesce(r.by_global < p_limit, false)
+  FROM rooms r;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_settled(p_outcomes jsonb)
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+  WITH o AS (
+    SELECT r.policy, r.partition_key,
+           count(*) FILTER (WHERE NOT r.succeeded AND r.slow_down_ms IS NULL)::integer AS failed,
+           max(r.slow_down_ms) AS slow_down_ms,
+           count(*) FILTER (WHERE r.lag_ms IS NOT NULL)::integer AS lags,
+           avg(r.lag_ms) AS lag,
+           array_agg(r.lag_ms ORDER BY r.ord) FILTER (WHERE r.succeeded) AS ok_lags
+    FROM :SLUICE_SCHEMA.admission_outcomes(p_outcomes) r
+    GROUP BY r.policy, r.partition_key
+  ), e AS (
+    SELECT o.*, p.adaptive_min, p.adaptive_max, p.target_lag_ms,
+           CASE WHEN o.lags = 0 THEN p.ewma_lag_ms
+                WHEN p.ewma_lag_ms IS NULL THEN o.lag
+                ELSE p.ewma_lag_ms * 0.8 ^ o.lags + o.lag * (1 - 0.8 ^ o.lags) END AS ewma
+    FROM o JOIN :SLUICE_SCHEMA.partitions p ON p.policy = o.policy AND p.partition_key = o.partition_key
+    WHERE p.adaptive_min IS NOT NULL OR o.slow_down_ms IS NOT NULL
+  ), changed AS (
+    UPDATE :SLUICE_SCHEMA.partitions p
+    SET ewma_lag_ms = e.ewma,
+        adaptive_cap = CASE WHEN p.adaptive_min IS NULL THEN NULL ELSE greatest(p.adaptive_min::double precision, least(p.adaptive_max::double precision,
+          CASE WHEN e.failed > 0 OR e.slow_down_ms IS NOT NULL THEN coalesce(p.adaptive_cap, p.adaptive_min) / 2
+               WHEN e.ewma > p.target_lag_ms THEN coalesce(p.adaptive_cap, p.adaptive_min) * 0.95
+               ELSE coalesce(p.adaptive_cap, p.adaptive_min)
+                    + (SELECT count(*) FROM unnest(e.ok_lags) AS l(ms) WHERE l.ms IS NULL OR l.ms <= p.target_lag_ms) END)) END,
+        slow_until = CASE WHEN e.slow_down_ms IS NULL THEN p.slow_until
+                          ELSE greatest(coalesce(p.slow_until, now()), now() + e.slow_down_ms * interval '1 millisecond') END
+    FROM e
+    WHERE p.policy = e.policy AND p.partition_key = e.partition_key
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM changed
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_tokens(p_tokens double precision, p_refilled_at timestamp with time zone, p_rate double precision, p_per_ms bigint, p_burst double precision)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT least(p_burst, coalesce(p_tokens, p_burst)
+    + greatest(0, extract(epoch FROM now() - coalesce(p_refilled_at, now())) * 1000) * p_rate / p_per_ms)
+$function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
  RETURNS void
@@ -343,9 +604,9 @@ BEGIN
       'message', 'The lease of the last attempt ran out before it was settled (the drain crashed or timed out)') AS e
   ), buried AS (
     INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
-                                             last_error, errors)
+                                             last_error, errors, policy, partition_key)
     SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-           :SLUICE_SCHEMA.error_history(errors, e)
+           :SLUICE_SCHEMA.error_history(errors, e), policy, partition_key
     FROM dead
     ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
       errors = excluded.errors
@@ -380,6 +641,7 @@ DECLARE
   v_cut_queues text[];
   v_cut_names text[];
   v_more boolean;
+  v_capped boolean;
   v_rows integer := 0;
   v_n integer := 0;
 BEGIN
@@ -407,13 +669,14 @@ BEGIN
   -- taking the jobs that meet stage 3 and that no other claim has locked.
   WITH open AS (
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
-  ), candidates AS (
-    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer
+  ), plain AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
+           NULL::text AS policy, NULL::text AS partition_key, false AS over_quantum, NULL::integer AS global_room
     FROM open
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
       FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = open.name AND j.run_at <= now() AND j.attempts < j.max_attempts
+      WHERE j.queue = open.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
         -- Stage 3, the per-row condition: a while-executing key held by another job keeps the
         -- job waiting. A section, not a function: a function with a subquery is not inlined, and
         -- would run as a statement of its own for every row the walk reads.
@@ -425,6 +688,41 @@ BEGIN
       FOR UPDATE SKIP LOCKED
     ) p
     WHERE open.room > 0
+  ), admitting AS (
+    -- Stage 2b: the partitions of admission policies this claim admits from, with their room.
+    SELECT a.* FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
+  ), admitted AS (
+    -- Stage 4b: each partition walked on its own index up to its room; the first `quantum` jobs
+    -- of each come before any partition's rest (fair interleave), the rest by age.
+    SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, open.single_consumer, a.policy,
+           a.partition_key,
+           row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
+             > coalesce(a.quantum, p_limit) AS over_quantum,
+           a.global_room
+    FROM admitting a
+    JOIN open ON open.name = a.queue
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
+        AND j.attempts < j.max_attempts
+        AND (j.exclusive_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT a.room
+      FOR UPDATE SKIP LOCKED
+    ) x
+    WHERE a.room > 0
+  ), ranked AS (
+    -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
+    SELECT c.*,
+           row_number() OVER (PARTITION BY c.queue ORDER BY c.over_quantum, c.priority, c.run_at, c.id) AS in_queue,
+           row_number() OVER (PARTITION BY c.policy ORDER BY c.over_quantum, c.priority, c.run_at, c.id) AS in_policy
+    FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
+  ), candidates AS (
+    SELECT r.* FROM ranked r JOIN open ON open.name = r.queue
+    WHERE r.in_queue <= open.room AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
   ), cut AS (
     -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
     -- everything behind it in that queue stay where they are, in order, for a drain with time.
@@ -433,20 +731,23 @@ BEGIN
     WHERE c.name = ANY (p_defer)
     ORDER BY c.queue, c.priority, c.run_at, c.id
   ), picked AS (
-    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.over_quantum
     FROM candidates c
     LEFT JOIN cut ON cut.queue = c.queue
     WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
-    ORDER BY c.priority, c.run_at, c.id
+    ORDER BY c.over_quantum, c.priority, c.run_at, c.id
     LIMIT p_limit
   )
-  SELECT (SELECT array_agg(id ORDER BY priority, run_at, id) FROM picked),
-         (SELECT array_agg(run_at ORDER BY priority, run_at, id) FROM picked),
-         (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
-         (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
+  SELECT (SELECT array_agg(id ORDER BY over_quantum, priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY over_quantum, priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY over_quantum, priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY over_quantum, priority, run_at, id) FROM picked),
          (SELECT array_agg(queue ORDER BY queue) FROM cut),
-         (SELECT array_agg(name ORDER BY queue) FROM cut)
-  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names;
+         (SELECT array_agg(name ORDER BY queue) FROM cut),
+         -- A partition that admitted up to a cap on running jobs may admit more once they settle.
+         (SELECT bool_or(a.capped) FROM admitting a
+          WHERE EXISTS (SELECT 1 FROM admitted x WHERE x.policy = a.policy AND x.partition_key = a.partition_key))
+  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names, v_capped;
 
   IF v_ids IS NULL THEN
     -- Nothing picked: at most the queues left for lack of time.
@@ -461,9 +762,10 @@ BEGIN
     v_skip := :SLUICE_SCHEMA.claim_take_keys(v_ids, v_exclusive, p_invocation, v_until);
   END IF;
 
-  -- More may remain: the claim picked as many as it was asked for, or dropped some it picked
-  -- (their keys are held by jobs it claimed; they can run once those settle).
-  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0;
+  -- More may remain: the claim picked as many as it was asked for, dropped some it picked
+  -- (their keys are held by jobs it claimed; they can run once those settle), or admitted up to
+  -- a partition's cap on running jobs.
+  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_capped, false);
 
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of
   -- the job that did not fit.
@@ -479,7 +781,11 @@ BEGIN
     FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
-              p.due, p.single, j.unique_key
+              p.due, p.single, j.unique_key, j.policy, j.partition_key
+  ), charged AS (
+    -- Admitted jobs pay their partition's tokens (stage 5b).
+    SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
+    FROM claimed WHERE policy IS NOT NULL HAVING count(*) > 0
   ), executing AS (
     UPDATE :SLUICE_SCHEMA.unique_locks u
     SET state = 'executing', owner = p_invocation
@@ -489,7 +795,9 @@ BEGIN
   )
   SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
          c.enqueued_at, c.due, c.single, v_more
-  FROM claimed c;
+  FROM claimed c
+  -- Reading the charge makes it run before the rows are returned.
+  LEFT JOIN charged ON true;
   GET DIAGNOSTICS v_n = ROW_COUNT;
 
   -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
@@ -611,6 +919,10 @@ DECLARE
   v_open boolean;
   v_batch text;
 BEGIN
+  IF p_rows @? '$[*] ? (@.policy != null)' THEN
+    PERFORM :SLUICE_SCHEMA.admission_enqueued(p_rows);
+  END IF;
+
   FOR r IN
     SELECT x.*, x.ord AS ordinal
     FROM :SLUICE_SCHEMA.enqueue_controlled_records(p_rows) x
@@ -675,12 +987,13 @@ BEGIN
 
     IF status = 'enqueued' THEN
       INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at,
-                                       concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors)
+                                       concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors,
+                                       policy, partition_key)
       VALUES (v_id, r.queue, r.name, r.payload, r.priority, r.max_attempts,
               coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'), r.concurrency_key,
               CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
               CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
-              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'));
+              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'), r.policy, r.partition_key);
     END IF;
     IF r.batch_id IS NOT NULL THEN
       v_batch := r.batch_id::text;
@@ -703,22 +1016,27 @@ END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled_records(p_rows jsonb)
- RETURNS TABLE(queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamp with time zone, delay_ms bigint, concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text, unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint, errors jsonb, enqueued_at timestamp with time zone, ord bigint)
+ RETURNS TABLE(queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamp with time zone, delay_ms bigint, concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text, unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint, errors jsonb, enqueued_at timestamp with time zone, policy text, partition_key text, global_max integer, rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer, adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, ord bigint)
  LANGUAGE sql
  STABLE
 AS $function$
   SELECT x.queue, x.name, x.payload, x.priority, x.max_attempts, x.run_at, x.delay_ms, x.concurrency_key,
          x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,
-         x.unique_on_conflict, x.unique_ttl_ms, x.batch_id, x.id, x.errors, x.enqueued_at, x.ord
+         x.unique_on_conflict, x.unique_ttl_ms, x.batch_id, x.id, x.errors, x.enqueued_at, x.policy, x.partition_key,
+         x.global_max, x.rate, x.per_ms, x.burst, x.max_in_flight, x.quantum, x.adaptive_min, x.adaptive_max,
+         x.adaptive_initial, x.target_lag_ms, x.ord
   FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
     queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamptz, delay_ms bigint,
     concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text,
     unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
-    errors jsonb, enqueued_at timestamptz
+    errors jsonb, enqueued_at timestamptz, policy text, partition_key text, global_max integer,
+    rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer,
+    adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer
   )) WITH ORDINALITY AS x(
     queue, name, payload, priority, max_attempts, run_at, delay_ms, concurrency_key, concurrency_limit,
     concurrency_ttl_ms, concurrency_on_conflict, unique_key, unique_strategy, unique_on_conflict, unique_ttl_ms,
-    batch_id, id, errors, enqueued_at, ord
+    batch_id, id, errors, enqueued_at, policy, partition_key, global_max, rate, per_ms, burst, max_in_flight, quantum,
+    adaptive_min, adaptive_max, adaptive_initial, target_lag_ms, ord
   )
 $function$;
 
@@ -915,6 +1233,31 @@ AS $function$
   SELECT queue, count(*)::integer FROM written GROUP BY queue;
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT least(count(*), p_cap)::integer FROM (
+    (SELECT 1 FROM unnest(p_queues) AS q(name)
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       LIMIT p_cap) x
+     LIMIT p_cap)
+    UNION ALL
+    (SELECT 1 FROM :SLUICE_SCHEMA.partitions p
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+         AND j.attempts < j.max_attempts
+       LIMIT p_cap) x
+     WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+     LIMIT p_cap)
+  ) r
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.reconcile_semaphores(p_limit integer)
  RETURNS integer
  LANGUAGE plpgsql
@@ -1076,6 +1419,7 @@ DECLARE
   v_ready integer;
   v_released jsonb := '[]';
   v_outcomes jsonb := '[]';
+  v_admission jsonb := '[]';
 BEGIN
   -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
   -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
@@ -1091,7 +1435,7 @@ BEGIN
       WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
                 j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
-                ok.wait_ms AS w
+                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag
     ), archived AS (
       INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
                                           enqueued_at, duration_ms, wait_ms)
@@ -1104,8 +1448,10 @@ BEGIN
     )
     SELECT count(*)::integer,
            coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]')
-    INTO v_completed, v_released, v_outcomes
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]'),
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, true, lag, NULL))
+                    FILTER (WHERE policy IS NOT NULL), '[]')
+    INTO v_completed, v_released, v_outcomes, v_admission
     FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
   END IF;
 
@@ -1115,6 +1461,8 @@ BEGIN
       v_dead_rel jsonb;
       v_dead_out jsonb;
       v_retry_out jsonb;
+      v_dead_adm jsonb;
+      v_retry_adm jsonb;
     BEGIN
       WITH gone AS (
         DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(p_ko) ko
@@ -1122,15 +1470,17 @@ BEGIN
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
                   ko.error || jsonb_build_object('attempt', j.attempts) AS e,
-                  ko.duration_ms AS du, ko.wait_ms AS w
+                  ko.duration_ms AS du, ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag,
+                  ko.slow_down_ms AS slow
       ), buried AS (
         INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
-                                                 last_error, errors)
+                                                 last_error, errors, policy, partition_key)
         SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-               :SLUICE_SCHEMA.error_history(errors, e)
+               :SLUICE_SCHEMA.error_history(errors, e), policy, partition_key
         FROM gone
         ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
-          errors = excluded.errors, payload = excluded.payload
+          errors = excluded.errors, payload = excluded.payload, policy = excluded.policy,
+          partition_key = excluded.partition_key
         RETURNING 1
       ), stats AS (
         INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
@@ -1139,8 +1489,10 @@ BEGIN
       )
       SELECT count(*)::integer,
              coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
-      INTO v_dead, v_dead_rel, v_dead_out
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
+                      FILTER (WHERE policy IS NOT NULL), '[]')
+      INTO v_dead, v_dead_rel, v_dead_out, v_dead_adm
       FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
       -- Retries. In a single-consumer queue the job keeps its place at the head and the queue
@@ -1155,7 +1507,7 @@ BEGIN
         FROM :SLUICE_SCHEMA.settle_failures(p_ko) ko
         WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
         RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
-                  ko.wait_ms AS w
+                  ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow
       ), held AS (
         UPDATE :SLUICE_SCHEMA.queues c
         SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
@@ -1172,12 +1524,15 @@ BEGIN
         WHERE u.key = again.exclusive_key AND u.job_id = again.id
         RETURNING 1
       )
-      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
-      INTO v_retried, v_retry_out
+      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
+                      FILTER (WHERE policy IS NOT NULL), '[]')
+      INTO v_retried, v_retry_out, v_retry_adm
       FROM again;
 
       v_released := v_released || v_dead_rel;
       v_outcomes := v_outcomes || v_dead_out || v_retry_out;
+      v_admission := v_admission || v_dead_adm || v_retry_adm;
     END;
   END IF;
 
@@ -1201,6 +1556,11 @@ BEGIN
   END IF;
 
   PERFORM :SLUICE_SCHEMA.after_end(v_released);
+
+  -- Admission policies: adaptive caps and "slow down" requests, per partition.
+  IF jsonb_array_length(v_admission) > 0 THEN
+    PERFORM :SLUICE_SCHEMA.admission_settled(v_admission);
+  END IF;
 
   -- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
   -- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
@@ -1232,9 +1592,7 @@ BEGIN
   IF p_finish THEN
     DELETE FROM :SLUICE_SCHEMA.invocations WHERE id = p_invocation;
     DELETE FROM :SLUICE_SCHEMA.queue_leases WHERE holder = p_invocation;
-    SELECT count(*)::integer INTO v_ready
-    FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-          WHERE j.queue = ANY (p_queues) AND j.run_at <= now() AND j.attempts < j.max_attempts LIMIT 1000) r;
+    v_ready := :SLUICE_SCHEMA.queue_ready(p_queues, 1000);
   END IF;
 
   RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready;
@@ -1242,24 +1600,24 @@ END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
- RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+ RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms
-  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms
+  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
- RETURNS TABLE(id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamp with time zone, duration_ms bigint, wait_ms bigint)
+ RETURNS TABLE(id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamp with time zone, duration_ms bigint, wait_ms bigint, lag_ms bigint, slow_down_ms bigint)
  LANGUAGE sql
  STABLE
 AS $function$
   SELECT a.id, a.token, a.error || jsonb_build_object('at', now()), a.delay_ms, a.final, a.keep_place, a.duration_ms,
-         a.wait_ms
+         a.wait_ms, a.lag_ms, a.slow_down_ms
   FROM jsonb_to_recordset(p_ko) AS a(
     id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
-    wait_ms bigint
+    wait_ms bigint, lag_ms bigint, slow_down_ms bigint
   )
 $function$;
 

@@ -19,6 +19,8 @@ export type ErrorCode =
   | 'PERMANENT_FAILURE'
   /** A handler ran past its timeout or the drain's deadline. */
   | 'JOB_TIMEOUT'
+  /** Thrown by a handler (SlowDownError): retry later, and slow its admission partition down. */
+  | 'SLOW_DOWN'
   /** A subscriber's event was already processed: the run ends as completed. */
   | 'ALREADY_PROCESSED'
   // The CLI's own failures.
@@ -117,6 +119,27 @@ export class DatabaseError extends SluiceError {
 export class PermanentJobError extends SluiceError {
   constructor(message: string, options: { cause?: unknown } = {}) {
     super('PERMANENT_FAILURE', message, options)
+  }
+}
+
+/**
+ * Thrown by a handler when the service it calls asks it to slow down (an HTTP 429 or 503 with
+ * Retry-After): the job is retried after `retryAfterMs` (default 1 s, within its attempts), and
+ * for a job under an admission policy its partition admits nothing until then and its adaptive
+ * cap halves.
+ */
+export class SlowDownError extends SluiceError {
+  readonly retryAfterMs: number
+  constructor(
+    message = 'The downstream service asked to slow down',
+    options: { retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super('SLOW_DOWN', message, options.cause === undefined ? {} : { cause: options.cause })
+    const ms = options.retryAfterMs
+    this.retryAfterMs =
+      typeof ms === 'number' && Number.isFinite(ms)
+        ? Math.min(Math.max(0, Math.round(ms)), 86_400_000)
+        : 1_000
   }
 }
 

@@ -32,6 +32,7 @@ export {
   type Issue,
   PayloadTooLargeError,
   PermanentJobError,
+  SlowDownError,
   SluiceError,
   UnknownJobError,
   UnsupportedError,
@@ -67,6 +68,7 @@ export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
 export type { Inspect, StatsQuery } from './inspect.js'
+export type { AdmissionOptions, AdmissionPolicy, PerInput } from './jobs/admission.js'
 export {
   type AnyContract,
   type ContractOptions,

@@ -23,10 +23,14 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 -- in claim_stages.sql):
 --   1. claim_eligible: which of the drain's queues it may serve now;
 --   2. claim_room: how many jobs each of them may take in this claim;
+--   2b. admission_room (admission.sql): the partitions of admission policies it admits from, and
+--      the room each partition's gates leave (throttle, concurrency, adaptive cap, global cap);
 --   3. the per-row condition a waiting job must meet to be picked (a section of the walk in 4);
---   4. picking (in claim itself): each queue walked on the claim index, in order, up to its room;
+--   4. picking (in claim itself): each queue's plain jobs walked on the ready index, in order, up
+--      to its room, and (4b) each admitting partition's jobs on the admit index, up to its room;
 --   5. claim_take_keys: locks taken after picking; a picked job that cannot take its lock is
---      dropped, and the claim reports `more` so that the drain claims again once it settles.
+--      dropped, and the claim reports `more` so that the drain claims again once it settles;
+--   5b. admission_charge (admission.sql): admitted jobs pay their partition's tokens.
 -- A control plugs into one stage: a queue-level gate into 1 or 2, a per-job condition into 3, a
 -- lock or counter taken per picked job into 5 (whose dropped jobs make `more` true).
 
@@ -57,6 +61,7 @@ DECLARE
   v_cut_queues text[];
   v_cut_names text[];
   v_more boolean;
+  v_capped boolean;
   v_rows integer := 0;
   v_n integer := 0;
 BEGIN
@@ -84,13 +89,14 @@ BEGIN
   -- taking the jobs that meet stage 3 and that no other claim has locked.
   WITH open AS (
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
-  ), candidates AS (
-    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer
+  ), plain AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
+           NULL::text AS policy, NULL::text AS partition_key, false AS over_quantum, NULL::integer AS global_room
     FROM open
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
       FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = open.name AND j.run_at <= now() AND j.attempts < j.max_attempts
+      WHERE j.queue = open.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
         -- Stage 3, the per-row condition: a while-executing key held by another job keeps the
         -- job waiting. A section, not a function: a function with a subquery is not inlined, and
         -- would run as a statement of its own for every row the walk reads.
@@ -102,6 +108,41 @@ BEGIN
       FOR UPDATE SKIP LOCKED
     ) p
     WHERE open.room > 0
+  ), admitting AS (
+    -- Stage 2b: the partitions of admission policies this claim admits from, with their room.
+    SELECT a.* FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
+  ), admitted AS (
+    -- Stage 4b: each partition walked on its own index up to its room; the first `quantum` jobs
+    -- of each come before any partition's rest (fair interleave), the rest by age.
+    SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, open.single_consumer, a.policy,
+           a.partition_key,
+           row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
+             > coalesce(a.quantum, p_limit) AS over_quantum,
+           a.global_room
+    FROM admitting a
+    JOIN open ON open.name = a.queue
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
+        AND j.attempts < j.max_attempts
+        AND (j.exclusive_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT a.room
+      FOR UPDATE SKIP LOCKED
+    ) x
+    WHERE a.room > 0
+  ), ranked AS (
+    -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
+    SELECT c.*,
+           row_number() OVER (PARTITION BY c.queue ORDER BY c.over_quantum, c.priority, c.run_at, c.id) AS in_queue,
+           row_number() OVER (PARTITION BY c.policy ORDER BY c.over_quantum, c.priority, c.run_at, c.id) AS in_policy
+    FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
+  ), candidates AS (
+    SELECT r.* FROM ranked r JOIN open ON open.name = r.queue
+    WHERE r.in_queue <= open.room AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
   ), cut AS (
     -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
     -- everything behind it in that queue stay where they are, in order, for a drain with time.
@@ -110,20 +151,23 @@ BEGIN
     WHERE c.name = ANY (p_defer)
     ORDER BY c.queue, c.priority, c.run_at, c.id
   ), picked AS (
-    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.over_quantum
     FROM candidates c
     LEFT JOIN cut ON cut.queue = c.queue
     WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
-    ORDER BY c.priority, c.run_at, c.id
+    ORDER BY c.over_quantum, c.priority, c.run_at, c.id
     LIMIT p_limit
   )
-  SELECT (SELECT array_agg(id ORDER BY priority, run_at, id) FROM picked),
-         (SELECT array_agg(run_at ORDER BY priority, run_at, id) FROM picked),
-         (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
-         (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
+  SELECT (SELECT array_agg(id ORDER BY over_quantum, priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY over_quantum, priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY over_quantum, priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY over_quantum, priority, run_at, id) FROM picked),
          (SELECT array_agg(queue ORDER BY queue) FROM cut),
-         (SELECT array_agg(name ORDER BY queue) FROM cut)
-  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names;
+         (SELECT array_agg(name ORDER BY queue) FROM cut),
+         -- A partition that admitted up to a cap on running jobs may admit more once they settle.
+         (SELECT bool_or(a.capped) FROM admitting a
+          WHERE EXISTS (SELECT 1 FROM admitted x WHERE x.policy = a.policy AND x.partition_key = a.partition_key))
+  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names, v_capped;
 
   IF v_ids IS NULL THEN
     -- Nothing picked: at most the queues left for lack of time.
@@ -138,9 +182,10 @@ BEGIN
     v_skip := :SLUICE_SCHEMA.claim_take_keys(v_ids, v_exclusive, p_invocation, v_until);
   END IF;
 
-  -- More may remain: the claim picked as many as it was asked for, or dropped some it picked
-  -- (their keys are held by jobs it claimed; they can run once those settle).
-  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0;
+  -- More may remain: the claim picked as many as it was asked for, dropped some it picked
+  -- (their keys are held by jobs it claimed; they can run once those settle), or admitted up to
+  -- a partition's cap on running jobs.
+  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_capped, false);
 
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of
   -- the job that did not fit.
@@ -156,7 +201,11 @@ BEGIN
     FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
-              p.due, p.single, j.unique_key
+              p.due, p.single, j.unique_key, j.policy, j.partition_key
+  ), charged AS (
+    -- Admitted jobs pay their partition's tokens (stage 5b).
+    SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
+    FROM claimed WHERE policy IS NOT NULL HAVING count(*) > 0
   ), executing AS (
     UPDATE :SLUICE_SCHEMA.unique_locks u
     SET state = 'executing', owner = p_invocation
@@ -166,7 +215,9 @@ BEGIN
   )
   SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
          c.enqueued_at, c.due, c.single, v_more
-  FROM claimed c;
+  FROM claimed c
+  -- Reading the charge makes it run before the rows are returned.
+  LEFT JOIN charged ON true;
   GET DIAGNOSTICS v_n = ROW_COUNT;
 
   -- Every job it picked went to another claim meanwhile: a row that carries only the flag.

@@ -20,9 +20,9 @@ BEGIN
       'message', 'The lease of the last attempt ran out before it was settled (the drain crashed or timed out)') AS e
   ), buried AS (
     INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
-                                             last_error, errors)
+                                             last_error, errors, policy, partition_key)
     SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-           :SLUICE_SCHEMA.error_history(errors, e)
+           :SLUICE_SCHEMA.error_history(errors, e), policy, partition_key
     FROM dead
     ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
       errors = excluded.errors

@@ -21,6 +21,7 @@ DECLARE
   v_ready integer;
   v_released jsonb := '[]';
   v_outcomes jsonb := '[]';
+  v_admission jsonb := '[]';
 BEGIN
   -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
   -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
@@ -36,7 +37,7 @@ BEGIN
       WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
                 j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
-                ok.wait_ms AS w
+                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag
     ), archived AS (
       INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
                                           enqueued_at, duration_ms, wait_ms)
@@ -49,8 +50,10 @@ BEGIN
     )
     SELECT count(*)::integer,
            coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]')
-    INTO v_completed, v_released, v_outcomes
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]'),
+           coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, true, lag, NULL))
+                    FILTER (WHERE policy IS NOT NULL), '[]')
+    INTO v_completed, v_released, v_outcomes, v_admission
     FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
   END IF;
 
@@ -60,6 +63,8 @@ BEGIN
       v_dead_rel jsonb;
       v_dead_out jsonb;
       v_retry_out jsonb;
+      v_dead_adm jsonb;
+      v_retry_adm jsonb;
     BEGIN
       WITH gone AS (
         DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(p_ko) ko
@@ -67,15 +72,17 @@ BEGIN
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
                   ko.error || jsonb_build_object('attempt', j.attempts) AS e,
-                  ko.duration_ms AS du, ko.wait_ms AS w
+                  ko.duration_ms AS du, ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag,
+                  ko.slow_down_ms AS slow
       ), buried AS (
         INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
-                                                 last_error, errors)
+                                                 last_error, errors, policy, partition_key)
         SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-               :SLUICE_SCHEMA.error_history(errors, e)
+               :SLUICE_SCHEMA.error_history(errors, e), policy, partition_key
         FROM gone
         ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
-          errors = excluded.errors, payload = excluded.payload
+          errors = excluded.errors, payload = excluded.payload, policy = excluded.policy,
+          partition_key = excluded.partition_key
         RETURNING 1
       ), stats AS (
         INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
@@ -84,8 +91,10 @@ BEGIN
       )
       SELECT count(*)::integer,
              coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
-      INTO v_dead, v_dead_rel, v_dead_out
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
+                      FILTER (WHERE policy IS NOT NULL), '[]')
+      INTO v_dead, v_dead_rel, v_dead_out, v_dead_adm
       FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
       -- Retries. In a single-consumer queue the job keeps its place at the head and the queue
@@ -100,7 +109,7 @@ BEGIN
         FROM :SLUICE_SCHEMA.settle_failures(p_ko) ko
         WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
         RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
-                  ko.wait_ms AS w
+                  ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow
       ), held AS (
         UPDATE :SLUICE_SCHEMA.queues c
         SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
@@ -117,12 +126,15 @@ BEGIN
         WHERE u.key = again.exclusive_key AND u.job_id = again.id
         RETURNING 1
       )
-      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]')
-      INTO v_retried, v_retry_out
+      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
+             coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
+                      FILTER (WHERE policy IS NOT NULL), '[]')
+      INTO v_retried, v_retry_out, v_retry_adm
       FROM again;
 
       v_released := v_released || v_dead_rel;
       v_outcomes := v_outcomes || v_dead_out || v_retry_out;
+      v_admission := v_admission || v_dead_adm || v_retry_adm;
     END;
   END IF;
 
@@ -146,6 +158,11 @@ BEGIN
   END IF;
 
   PERFORM :SLUICE_SCHEMA.after_end(v_released);
+
+  -- Admission policies: adaptive caps and "slow down" requests, per partition.
+  IF jsonb_array_length(v_admission) > 0 THEN
+    PERFORM :SLUICE_SCHEMA.admission_settled(v_admission);
+  END IF;
 
   -- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
   -- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
@@ -177,9 +194,7 @@ BEGIN
   IF p_finish THEN
     DELETE FROM :SLUICE_SCHEMA.invocations WHERE id = p_invocation;
     DELETE FROM :SLUICE_SCHEMA.queue_leases WHERE holder = p_invocation;
-    SELECT count(*)::integer INTO v_ready
-    FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-          WHERE j.queue = ANY (p_queues) AND j.run_at <= now() AND j.attempts < j.max_attempts LIMIT 1000) r;
+    v_ready := :SLUICE_SCHEMA.queue_ready(p_queues, 1000);
   END IF;
 
   RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready;

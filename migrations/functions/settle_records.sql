@@ -1,31 +1,38 @@
 -- The records a settle is sent (src/sql/settle.ts has one encoder for each): JSON arrays of
 -- objects whose keys are these columns' names, so each side names every field in full once.
 
+-- Their result types gained columns (lag_ms, slow_down_ms): the old forms go first.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle_completions(jsonb);
+
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle_failures(jsonb);
+
 -- Attempts that ran to the end: completed, or expired (run past the job's timeout); how long the
--- run took (null when it never started) and how long the job waited once due.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
-RETURNS TABLE (id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+-- run took (null when it never started), how long the job waited once due, and how long from
+-- its claim (its admission) to its start.
+CREATE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
+RETURNS TABLE (id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
 LANGUAGE sql STABLE
 AS $fn$
-  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms
-  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint)
+  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms
+  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
 $fn$;
 
 -- Failed attempts: the error ({ name, message }, stamped with the time here), the backoff before
 -- the next attempt, whether to dead-letter now, the time a single-consumer job keeps its place
--- until (null otherwise), how long the run took and how long the job waited once due.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
+-- until (null otherwise), how long the run took, how long the job waited once due, how long
+-- from its claim to its start, and the delay a handler asked for when it said "slow down".
+CREATE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
 RETURNS TABLE (
   id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
-  wait_ms bigint
+  wait_ms bigint, lag_ms bigint, slow_down_ms bigint
 )
 LANGUAGE sql STABLE
 AS $fn$
   SELECT a.id, a.token, a.error || jsonb_build_object('at', now()), a.delay_ms, a.final, a.keep_place, a.duration_ms,
-         a.wait_ms
+         a.wait_ms, a.lag_ms, a.slow_down_ms
   FROM jsonb_to_recordset(p_ko) AS a(
     id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
-    wait_ms bigint
+    wait_ms bigint, lag_ms bigint, slow_down_ms bigint
   )
 $fn$;
 

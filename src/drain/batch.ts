@@ -103,6 +103,8 @@ export async function runBatch(
   runtime: SubscriberRuntime,
 ): Promise<Batch> {
   const deadline = clock.deadline
+  // When the claim's reply arrived: each job's admitted-to-started lag is measured from here.
+  const claimedAt = Date.now()
   const batch = emptyBatch()
   const work = units(rows)
   let next = 0
@@ -121,7 +123,7 @@ export async function runBatch(
     }
     clock.ran++
     const started = Date.now()
-    const outcome = await execute(row, job, { hooks, deadline, runtime })
+    const outcome = await execute(row, job, { hooks, deadline, runtime, claimedAt })
     report(onJob, hooks, row, outcome, Date.now() - started)
     if (outcome.kind === 'failed') {
       batch.failures.push(outcome.failure)

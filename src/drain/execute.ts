@@ -1,4 +1,4 @@
-import { PermanentJobError, SluiceError } from '../errors.js'
+import { PermanentJobError, SlowDownError, SluiceError } from '../errors.js'
 import type { EventEnvelope, SubscriberRuntime } from '../events/subscriber.js'
 import type { AnyJob, JobContext } from '../jobs/define.js'
 import { backoffDelay } from '../jobs/define.js'
@@ -33,11 +33,19 @@ function describe(error: unknown): { name: string; message: string; code?: strin
 export async function execute(
   row: ClaimedRow,
   job: AnyJob | undefined,
-  options: { hooks: HookRunner; deadline: number; now?: number; runtime?: SubscriberRuntime },
+  options: {
+    hooks: HookRunner
+    deadline: number
+    now?: number
+    runtime?: SubscriberRuntime
+    /** When the claim that admitted the job returned. */
+    claimedAt?: number
+  },
 ): Promise<Outcome> {
   const started = Date.now()
   const waitMs = Math.max(0, started - row.due_at.getTime())
-  const base = { id: row.id, token: row.token, waitMs }
+  const lagMs = options.claimedAt === undefined ? null : Math.max(0, started - options.claimedAt)
+  const base = { id: row.id, token: row.token, waitMs, lagMs }
   const fail = (error: unknown, permanent: boolean, delayMs: number): Outcome => {
     const final = permanent || row.attempts >= row.max_attempts
     const failure: Failure = {
@@ -46,6 +54,11 @@ export async function execute(
       delayMs,
       final,
       durationMs: Date.now() - started,
+    }
+    // A handler's "slow down": retried after the delay it asked for, and its partition waits too.
+    if (error instanceof SlowDownError) {
+      failure.delayMs = error.retryAfterMs
+      failure.slowDownMs = error.retryAfterMs
     }
     // A job run in order keeps its place: it stays at the head and its queue waits.
     if (row.in_order) failure.keepPlace = row.due_at

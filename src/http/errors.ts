@@ -30,6 +30,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   INTERNAL: 500,
   PERMANENT_FAILURE: 500,
   JOB_TIMEOUT: 500,
+  SLOW_DOWN: 500,
   ALREADY_PROCESSED: 500,
   FAILED: 500,
   LISTEN_FAILED: 500,

@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
+import { type AdmissionOptions, admissionSchema } from './admission.js'
 import {
   type ConcurrencyOptions,
   concurrencySchema,
@@ -29,6 +30,8 @@ export interface ContractOptions<S extends z.ZodType> {
   concurrency?: ConcurrencyOptions<z.output<S>>
   /** Uniqueness, as on defineJob: enqueue takes the lock, so the contract must carry it. */
   unique?: UniqueOptions<z.output<S>>
+  /** Admission policy, as on defineJob: enqueue stores the partition and its limits, so the contract must carry it. */
+  admission?: AdmissionOptions<z.output<S>>
 }
 
 /**
@@ -52,6 +55,7 @@ const contractSchema = z
     retry: retryOptionSchema.optional(),
     concurrency: concurrencySchema.optional(),
     unique: uniqueSchema.optional(),
+    admission: admissionSchema.optional(),
     // Present when another contract is spread in: `defineContract({ ...contract, queue })`.
     kind: z.literal('contract').optional(),
   })

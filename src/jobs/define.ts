@@ -2,6 +2,12 @@ import * as z from 'zod'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
+import {
+  type AdmissionOptions,
+  type AdmissionPolicy,
+  admissionSchema,
+  resolveAdmission,
+} from './admission.js'
 
 export const MIN_PRIORITY = 0
 export const MAX_PRIORITY = 32767
@@ -123,6 +129,7 @@ const definitionSchema = z
     priority: prioritySchema.optional(),
     concurrency: concurrencySchema.optional(),
     unique: uniqueSchema.optional(),
+    admission: admissionSchema.optional(),
     run: z.custom<(...args: unknown[]) => unknown>(
       (value) => typeof value === 'function',
       'must be a function',
@@ -184,6 +191,8 @@ export interface JobOptions<S extends z.ZodType> {
   concurrency?: ConcurrencyOptions<z.output<S>>
   /** At most one job per key (until-executed) or one running per key (while-executing). */
   unique?: UniqueOptions<z.output<S>>
+  /** Gates decided at claim time (throttle, concurrency, global cap, fairness, adaptive cap) and a dedupe key. */
+  admission?: AdmissionOptions<z.output<S>>
   run: (input: z.output<S>, ctx: JobContext) => Promise<unknown> | unknown
 }
 
@@ -199,6 +208,7 @@ export interface JobShape<S extends z.ZodType = z.ZodType> {
   readonly priority: number
   readonly concurrency?: Readonly<Required<ConcurrencyOptions<z.output<S>>>> | undefined
   readonly unique?: Readonly<Required<UniqueOptions<z.output<S>>>> | undefined
+  readonly admission?: AdmissionPolicy<z.output<S>> | undefined
 }
 
 export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape<S> {
@@ -256,15 +266,30 @@ export function backoffDelay(
   return Math.max(0, Math.round(raw - spread + random() * 2 * spread))
 }
 
-/** Concurrency and uniqueness settings with their defaults filled in. */
+/** Concurrency, uniqueness and admission settings with their defaults filled in. */
 export function resolveControls<I>(options: {
+  name?: string
   concurrency?: ConcurrencyOptions<I>
   unique?: UniqueOptions<I>
+  admission?: AdmissionOptions<I>
 }): {
   concurrency: Readonly<Required<ConcurrencyOptions<I>>> | undefined
   unique: Readonly<Required<UniqueOptions<I>>> | undefined
+  admission: AdmissionPolicy<I> | undefined
 } {
+  if (options.admission && options.concurrency) {
+    throw new ConfigError(
+      `Job "${options.name}" declares both \`concurrency\` (a slot per key taken at enqueue) and \`admission\` ` +
+        '(gates decided at claim): use admission.concurrency for a cap on running jobs per partition.',
+    )
+  }
+  if (options.admission?.dedupe && options.unique) {
+    throw new ConfigError(
+      `Job "${options.name}" declares both \`unique\` and \`admission.dedupe\`: a dedupe key is an until-executed unique key; keep one.`,
+    )
+  }
   return {
+    admission: resolveAdmission(options.admission),
     concurrency: options.concurrency
       ? Object.freeze({ ttl: 15 * 60_000, onConflict: 'block' as const, ...options.concurrency })
       : undefined,

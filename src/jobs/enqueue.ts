@@ -21,6 +21,7 @@ import {
   isControlled,
   type NewJob,
 } from '../sql/enqueue.js'
+import { admissionRow, dedupeKey } from './admission.js'
 import { assertContractMatches, isContract } from './contract.js'
 import { type AnyJob, type JobShape, MAX_SCHEDULE_MS, prioritySchema } from './define.js'
 
@@ -211,6 +212,16 @@ function buildRow(job: JobShape, input: unknown, opts: ParsedOptions, maxPayload
       onConflict,
       ttlMs: ttl,
     }
+  }
+  if (job.admission) {
+    const refuse = (what: string, value: unknown): never => {
+      const message = `The ${what} of job "${job.name}" returned ${JSON.stringify(value) ?? String(value)}, which it cannot use`
+      throw new ValidationError(message, [{ path: [], message }])
+    }
+    row.admission = admissionRow(job.name, job.admission, accepted, refuse)
+    const key = dedupeKey(job.name, job.admission, accepted, refuse)
+    if (key !== null)
+      row.unique = { key, strategy: 'until-executed', onConflict: 'discard', ttlMs: 86_400_000 }
   }
   return row
 }

@@ -119,5 +119,20 @@ export const migrations: readonly Migration[] = [
       "-- The claim's signature changed (it takes the names of jobs a drain cannot fit in its time left,\n-- and returns the claim_row type): the 0.1.0 forms are dropped here, and the claim and\n-- relay_and_claim of functions/claim.sql, applied after the migrations, replace them.\nDROP FUNCTION IF EXISTS :SLUICE_SCHEMA.relay_and_claim(integer, text[], integer, bigint, text, integer, integer)",
       "DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer)"
     ]
+  },
+  {
+    "version": 11,
+    "name": "0011_admission",
+    "statements": [
+      "-- Admission control: jobs of a job with an `admission` policy carry the policy's name and their\n-- partition, and are admitted by the claim through the partition's gates (functions/admission.sql)\n-- instead of the queue's plain walk.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN policy text, ADD COLUMN partition_key text",
+      "ALTER TABLE :SLUICE_SCHEMA.dead_letters ADD COLUMN policy text, ADD COLUMN partition_key text",
+      "-- One row per policy: its queue and its cap across all partitions. Claims of a capped policy\n-- take turns on this row.\nCREATE TABLE :SLUICE_SCHEMA.policies (\n  name text PRIMARY KEY,\n  queue text NOT NULL,\n  global_max integer CHECK (global_max >= 1),\n  updated_at timestamptz NOT NULL DEFAULT now()\n)",
+      "-- One row per partition of a policy, written by enqueue (the limits computed from the input,\n-- last enqueue wins) and by the claim (tokens, last admission) and the settle (adaptive cap).\nCREATE TABLE :SLUICE_SCHEMA.partitions (\n  policy text NOT NULL,\n  partition_key text NOT NULL,\n  queue text NOT NULL,\n  -- throttle: `rate` tokens per `per_ms`, at most `burst`; `tokens` as of `refilled_at`.\n  rate double precision CHECK (rate > 0),\n  per_ms bigint CHECK (per_ms > 0),\n  burst double precision CHECK (burst >= 1),\n  tokens double precision,\n  refilled_at timestamptz,\n  -- concurrency: admitted and unfinished jobs at most.\n  max_in_flight integer CHECK (max_in_flight >= 1),\n  -- fair interleave: jobs per partition per claim before the leftover room is shared by age.\n  quantum integer CHECK (quantum >= 1),\n  -- adaptive concurrency: the cap between min and max, and the EWMA of admitted-to-started lag.\n  adaptive_min integer CHECK (adaptive_min >= 1),\n  adaptive_max integer CHECK (adaptive_max >= 1),\n  target_lag_ms integer CHECK (target_lag_ms >= 1),\n  adaptive_cap double precision,\n  ewma_lag_ms double precision,\n  -- operator controls: paused, a cap that overrides concurrency and adaptive, and a handler's\n  -- \"slow down\" (nothing admitted before slow_until).\n  paused boolean NOT NULL DEFAULT false,\n  cap_override integer CHECK (cap_override >= 0),\n  slow_until timestamptz,\n  last_enqueued_at timestamptz,\n  last_admitted_at timestamptz,\n  created_at timestamptz NOT NULL DEFAULT now(),\n  PRIMARY KEY (policy, partition_key)\n)",
+      "-- The claim visits a queue's partitions least recently admitted first.\nCREATE INDEX partitions_turn ON :SLUICE_SCHEMA.partitions (queue, last_admitted_at NULLS FIRST, policy, partition_key)",
+      "-- The plain walk no longer sees jobs under a policy, so a throttled partition's backlog at the\n-- head of a queue costs it nothing; those jobs are walked per partition.\nCREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs (queue, priority, run_at, id) WHERE policy IS NULL",
+      "DROP INDEX :SLUICE_SCHEMA.jobs_claim",
+      "CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL",
+      "-- Admitted and unfinished jobs per partition (a lease past its end no longer counts).\nCREATE INDEX jobs_admitted ON :SLUICE_SCHEMA.jobs (policy, partition_key, run_at) WHERE policy IS NOT NULL AND lease_token IS NOT NULL"
+    ]
   }
 ]

@@ -1,5 +1,21 @@
 import type { Statement } from '../db/types.js'
 
+/** What one job stores for its policy: its partition and the gates' settings (see admission_enqueued). */
+export interface AdmissionRow {
+  policy: string
+  partition: string
+  globalMax: number | null
+  rate: number | null
+  perMs: number | null
+  burst: number | null
+  maxInFlight: number | null
+  quantum: number | null
+  adaptiveMin: number | null
+  adaptiveMax: number | null
+  adaptiveInitial: number | null
+  targetLagMs: number | null
+}
+
 export interface NewJob {
   queue: string
   name: string
@@ -20,11 +36,16 @@ export interface NewJob {
   batchId?: string
   /** Set when a dead letter is replayed: it keeps its id. */
   id?: string
+  /** The job's admission policy: its partition and the gates' settings. */
+  admission?: AdmissionRow
 }
 
 /** Whether a job needs the controlled path (locks, slots, batch counters). */
 export const isControlled = (job: NewJob): boolean =>
-  job.concurrency !== undefined || job.unique !== undefined || job.batchId !== undefined
+  job.concurrency !== undefined ||
+  job.unique !== undefined ||
+  job.batchId !== undefined ||
+  job.admission !== undefined
 
 export interface ControlledRow {
   ord: string
@@ -89,6 +110,7 @@ RETURNING id::text AS id`,
 export function controlledRow(job: NewJob): string {
   const c = job.concurrency
   const u = job.unique
+  const a = job.admission
   const meta = JSON.stringify({
     queue: job.queue,
     name: job.name,
@@ -106,6 +128,18 @@ export function controlledRow(job: NewJob): string {
     unique_ttl_ms: u?.ttlMs ?? null,
     batch_id: job.batchId ?? null,
     id: job.id ?? null,
+    policy: a?.policy ?? null,
+    partition_key: a?.partition ?? null,
+    global_max: a?.globalMax ?? null,
+    rate: a?.rate ?? null,
+    per_ms: a?.perMs ?? null,
+    burst: a?.burst ?? null,
+    max_in_flight: a?.maxInFlight ?? null,
+    quantum: a?.quantum ?? null,
+    adaptive_min: a?.adaptiveMin ?? null,
+    adaptive_max: a?.adaptiveMax ?? null,
+    adaptive_initial: a?.adaptiveInitial ?? null,
+    target_lag_ms: a?.targetLagMs ?? null,
   })
   // The payload is already JSON: splice it in rather than escaping it again.
   return `${meta.slice(0, -1)},"payload":${job.payload}}`

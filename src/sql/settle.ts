@@ -8,6 +8,8 @@ export interface Completion {
   durationMs: number | null
   /** How long the job waited once due. */
   waitMs: number
+  /** From the claim that admitted it to its start (null when unknown). */
+  lagMs?: number | null
   /** A subscriber's run that completed: recorded as processed by the settle statement. */
   mark?: { eventId: string; subscriber: string }
 }
@@ -22,6 +24,9 @@ export interface Failure {
   final: boolean
   durationMs: number | null
   waitMs: number
+  lagMs?: number | null
+  /** A handler's SlowDownError: its partition admits nothing for this long. */
+  slowDownMs?: number
   /** Set for single-consumer queues: the job keeps its place and the queue is held instead. */
   keepPlace?: Date
 }
@@ -111,6 +116,7 @@ export function encodeCompletions(completions: readonly Completion[]): string {
       status: c.status,
       duration_ms: c.durationMs,
       wait_ms: c.waitMs,
+      lag_ms: c.lagMs ?? null,
     })),
   )
 }
@@ -127,6 +133,8 @@ export function encodeFailures(failures: readonly Failure[]): string {
       keep_place: f.keepPlace?.toISOString() ?? null,
       duration_ms: f.durationMs,
       wait_ms: f.waitMs,
+      lag_ms: f.lagMs ?? null,
+      slow_down_ms: f.slowDownMs ?? null,
     })),
   )
 }

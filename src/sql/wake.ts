@@ -24,17 +24,14 @@ SELECT enq.*, (EXISTS (SELECT 1 FROM seed) OR EXISTS (SELECT 1 FROM bump)) AS wa
   }
 }
 
-/** Due backlog per queue, counted up to `cap`, for queues with any. */
+/** Due backlog per queue (plain jobs, and admissible policy jobs), counted up to `cap`, for queues with any. */
 export function readyBacklog(t: string, queues: readonly string[], cap: number): Statement {
   return {
     text: `SELECT q.queue, r.n FROM unnest($1::text[]) AS q(queue)
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS n FROM (
-    SELECT 1 FROM ${t}.jobs j WHERE j.queue = q.queue AND j.run_at <= now() AND j.attempts < j.max_attempts LIMIT $2
-  ) x
-) r
+CROSS JOIN LATERAL (SELECT ${t}.queue_ready(ARRAY[q.queue], $2) AS n) r
 LEFT JOIN ${t}.queues c ON c.name = q.queue
-WHERE r.n > 0 AND NOT coalesce(c.paused, false) AND coalesce(c.breaker_until, '-infinity') <= now()`,
+WHERE r.n > 0 AND NOT coalesce(c.paused, false)
+  AND coalesce(c.breaker_until, '-infinity') <= now()`,
     values: [queues, cap],
   }
 }

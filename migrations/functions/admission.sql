@@ -1,0 +1,225 @@
+-- Admission control: the gates of a job's `admission` policy, decided inside the claim (stage 2b,
+-- see claim.sql) and fed by the settle. A policy's jobs carry `policy` and `partition_key`;
+-- each partition has a row in `partitions` with its gates' state. Nothing lives in a process.
+
+-- Throttle: the partition's tokens now, refilled with the time since `refilled_at` and capped at
+-- `burst`. Time never runs backwards here: a claim whose transaction started before the last
+-- refill sees no refill at all.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_tokens(
+  p_tokens double precision, p_refilled_at timestamptz, p_rate double precision, p_per_ms bigint,
+  p_burst double precision
+)
+RETURNS double precision LANGUAGE sql STABLE
+AS $fn$
+  SELECT least(p_burst, coalesce(p_tokens, p_burst)
+    + greatest(0, extract(epoch FROM now() - coalesce(p_refilled_at, now())) * 1000) * p_rate / p_per_ms)
+$fn$;
+
+-- Concurrency and adaptive concurrency: the partition's cap on admitted-and-unfinished jobs, or
+-- null for none. An operator's override wins over both.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_cap(
+  p_override integer, p_max_in_flight integer, p_adaptive_cap double precision
+)
+RETURNS integer LANGUAGE sql IMMUTABLE
+AS $fn$
+  SELECT coalesce(p_override, least(p_max_in_flight, floor(p_adaptive_cap)::integer))
+$fn$;
+
+-- A partition's admitted and unfinished jobs (a lease past its end no longer counts: a dead
+-- drain's slots come back with its leases).
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_in_flight(p_policy text, p_partition text)
+RETURNS integer LANGUAGE sql STABLE
+AS $fn$
+  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+  WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
+$fn$;
+
+-- Stage 2b: the partitions this claim admits from, with the room each has, least recently
+-- admitted first. `capped`: a cap on running jobs (the partition's or the policy's) bounds the
+-- room, so the claim reports `more`: the cap frees up as these jobs settle. Partitions another claim is deciding on are skipped (SKIP LOCKED), so a busy or
+-- throttled partition never holds a claim up; their rows stay locked to the end of the claim,
+-- which charges their tokens. A capped policy's row is locked (claims of it take turns), and the
+-- counts are read by a statement that starts after the locks are held, so they see every claim
+-- that held them before.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.admission_room(text[], integer);
+
+CREATE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit integer)
+RETURNS TABLE (
+  policy text, partition_key text, queue text, room integer, quantum integer, global_room integer, capped boolean
+)
+LANGUAGE plpgsql
+ROWS 16
+SET jit = off
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_policies text[];
+  v_parts text[];
+BEGIN
+  PERFORM 1 FROM :SLUICE_SCHEMA.policies g
+  WHERE g.queue = ANY (p_open) AND g.global_max IS NOT NULL
+  ORDER BY g.name
+  FOR UPDATE;
+
+  -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
+  -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
+  SELECT array_agg(p.policy), array_agg(p.partition_key)
+  INTO v_policies, v_parts
+  FROM unnest(p_open) AS q(name)
+  CROSS JOIN LATERAL (
+    SELECT p.policy, p.partition_key
+    FROM :SLUICE_SCHEMA.partitions p
+    WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+      AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+      AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+           OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
+              > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
+      AND EXISTS (
+        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+          AND j.attempts < j.max_attempts)
+    ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
+    LIMIT p_limit
+    FOR UPDATE OF p SKIP LOCKED
+  ) p;
+
+  IF v_policies IS NULL THEN
+    RETURN;
+  END IF;
+
+  RETURN QUERY
+  WITH locked AS (
+    SELECT p.*, :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
+    FROM unnest(v_policies, v_parts) AS l(policy, partition_key)
+    JOIN :SLUICE_SCHEMA.partitions p ON p.policy = l.policy AND p.partition_key = l.partition_key
+  ), rooms AS (
+    SELECT l.policy, l.partition_key, l.queue, l.quantum,
+           CASE WHEN l.rate IS NULL THEN p_limit
+                ELSE floor(:SLUICE_SCHEMA.admission_tokens(l.tokens, l.refilled_at, l.rate, l.per_ms, l.burst))::integer
+           END AS by_tokens,
+           CASE WHEN l.cap IS NULL THEN p_limit
+                ELSE greatest(0, l.cap - :SLUICE_SCHEMA.admission_in_flight(l.policy, l.partition_key)) END AS by_cap,
+           CASE WHEN g.global_max IS NULL THEN NULL
+                ELSE greatest(0, g.global_max - (
+                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+                  WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now())) END AS by_global
+    FROM locked l
+    LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy
+  )
+  SELECT r.policy, r.partition_key, r.queue, least(p_limit, r.by_tokens, r.by_cap), r.quantum, r.by_global,
+         (r.by_cap < p_limit AND r.by_cap <= r.by_tokens) OR coalesce(r.by_global < p_limit, false)
+  FROM rooms r;
+END
+$fn$;
+
+-- After the claim: each admitting partition pays a token per admitted job and goes to the back
+-- of the turn order. Its row is still locked by admission_room, so nothing changed it since.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])
+RETURNS integer LANGUAGE sql
+AS $fn$
+  WITH n AS (
+    SELECT c.policy, c.partition_key, count(*)::integer AS n
+    FROM unnest(p_policies, p_parts) AS c(policy, partition_key)
+    WHERE c.policy IS NOT NULL
+    GROUP BY c.policy, c.partition_key
+  ), charged AS (
+    UPDATE :SLUICE_SCHEMA.partitions p
+    SET tokens = CASE WHEN p.rate IS NULL THEN NULL
+                      ELSE :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) - n.n END,
+        refilled_at = CASE WHEN p.rate IS NULL THEN NULL ELSE greatest(coalesce(p.refilled_at, now()), now()) END,
+        last_admitted_at = greatest(coalesce(p.last_admitted_at, now()), now())
+    FROM n
+    WHERE p.policy = n.policy AND p.partition_key = n.partition_key
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM charged
+$fn$;
+
+-- Inside settle, each ended attempt of a policy's job: its partition, whether it succeeded, the
+-- lag from its admission to its start, and a handler's "slow down" (ms), if it asked for one.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_outcome(
+  p_policy text, p_partition text, p_succeeded boolean, p_lag_ms bigint, p_slow_down_ms bigint
+)
+RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
+AS $fn$
+  SELECT CASE WHEN p_policy IS NOT NULL THEN jsonb_build_object(
+    'policy', p_policy, 'partition_key', p_partition, 'succeeded', p_succeeded, 'lag_ms', p_lag_ms,
+    'slow_down_ms', p_slow_down_ms) END
+$fn$;
+
+-- A JSON array of admission_outcome's records.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_outcomes(p_outcomes jsonb)
+RETURNS TABLE (policy text, partition_key text, succeeded boolean, lag_ms bigint, slow_down_ms bigint, ord bigint)
+LANGUAGE sql STABLE
+AS $fn$
+  SELECT o.policy, o.partition_key, o.succeeded, o.lag_ms, o.slow_down_ms, o.ord
+  FROM ROWS FROM (jsonb_to_recordset(p_outcomes) AS (
+    policy text, partition_key text, succeeded boolean, lag_ms bigint, slow_down_ms bigint
+  )) WITH ORDINALITY AS o(policy, partition_key, succeeded, lag_ms, slow_down_ms, ord)
+$fn$;
+
+-- Adaptive concurrency, per partition with an adaptive cap, from one settle's outcomes: the EWMA
+-- of the lag (weight 0.2 per run) moves first; then a failure or a "slow down" halves the cap
+-- (once per settle), a lag over target multiplies it by 0.95, and otherwise each success whose
+-- lag was within target adds 1. The cap stays within [min, max]. A "slow down" also stops
+-- admission in the partition until its delay has passed.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_settled(p_outcomes jsonb)
+RETURNS integer LANGUAGE sql
+AS $fn$
+  WITH o AS (
+    SELECT r.policy, r.partition_key,
+           count(*) FILTER (WHERE NOT r.succeeded AND r.slow_down_ms IS NULL)::integer AS failed,
+           max(r.slow_down_ms) AS slow_down_ms,
+           count(*) FILTER (WHERE r.lag_ms IS NOT NULL)::integer AS lags,
+           avg(r.lag_ms) AS lag,
+           array_agg(r.lag_ms ORDER BY r.ord) FILTER (WHERE r.succeeded) AS ok_lags
+    FROM :SLUICE_SCHEMA.admission_outcomes(p_outcomes) r
+    GROUP BY r.policy, r.partition_key
+  ), e AS (
+    SELECT o.*, p.adaptive_min, p.adaptive_max, p.target_lag_ms,
+           CASE WHEN o.lags = 0 THEN p.ewma_lag_ms
+                WHEN p.ewma_lag_ms IS NULL THEN o.lag
+                ELSE p.ewma_lag_ms * 0.8 ^ o.lags + o.lag * (1 - 0.8 ^ o.lags) END AS ewma
+    FROM o JOIN :SLUICE_SCHEMA.partitions p ON p.policy = o.policy AND p.partition_key = o.partition_key
+    WHERE p.adaptive_min IS NOT NULL OR o.slow_down_ms IS NOT NULL
+  ), changed AS (
+    UPDATE :SLUICE_SCHEMA.partitions p
+    SET ewma_lag_ms = e.ewma,
+        adaptive_cap = CASE WHEN p.adaptive_min IS NULL THEN NULL ELSE greatest(p.adaptive_min::double precision, least(p.adaptive_max::double precision,
+          CASE WHEN e.failed > 0 OR e.slow_down_ms IS NOT NULL THEN coalesce(p.adaptive_cap, p.adaptive_min) / 2
+               WHEN e.ewma > p.target_lag_ms THEN coalesce(p.adaptive_cap, p.adaptive_min) * 0.95
+               ELSE coalesce(p.adaptive_cap, p.adaptive_min)
+                    + (SELECT count(*) FROM unnest(e.ok_lags) AS l(ms) WHERE l.ms IS NULL OR l.ms <= p.target_lag_ms) END)) END,
+        slow_until = CASE WHEN e.slow_down_ms IS NULL THEN p.slow_until
+                          ELSE greatest(coalesce(p.slow_until, now()), now() + e.slow_down_ms * interval '1 millisecond') END
+    FROM e
+    WHERE p.policy = e.policy AND p.partition_key = e.partition_key
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM changed
+$fn$;
+
+-- Jobs of a queue that a drain could run now, counted up to p_cap: plain jobs due, and policy
+-- jobs due in partitions that are not paused, slowed down or out of tokens.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
+RETURNS integer LANGUAGE sql STABLE
+AS $fn$
+  SELECT least(count(*), p_cap)::integer FROM (
+    (SELECT 1 FROM unnest(p_queues) AS q(name)
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       LIMIT p_cap) x
+     LIMIT p_cap)
+    UNION ALL
+    (SELECT 1 FROM :SLUICE_SCHEMA.partitions p
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+         AND j.attempts < j.max_attempts
+       LIMIT p_cap) x
+     WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+     LIMIT p_cap)
+  ) r
+$fn$;
