@@ -28,7 +28,14 @@ const iso = (v: unknown): unknown => (typeof v === 'string' ? new Date(v).toISOS
 test('completions round-trip every field', async () => {
   env = await makeSluice({ jobs: [] })
   const encoded = encodeCompletions([
-    { id: '9007199254740993', token, status: 'completed', durationMs: 3_000_000_000, waitMs: 2_500_000_000 },
+    {
+      id: '9007199254740993',
+      token,
+      status: 'completed',
+      durationMs: 3_000_000_000,
+      waitMs: 2_500_000_000,
+      lagMs: 2_600_000_000,
+    },
     { id: '2', token, status: 'expired', durationMs: null, waitMs: 0 },
   ])
   expect(await decode('settle_completions', encoded)).toEqual([
@@ -38,8 +45,9 @@ test('completions round-trip every field', async () => {
       status: 'completed',
       duration_ms: 3_000_000_000,
       wait_ms: 2_500_000_000,
+      lag_ms: 2_600_000_000,
     },
-    { id: '2', token, status: 'expired', duration_ms: null, wait_ms: 0 },
+    { id: '2', token, status: 'expired', duration_ms: null, wait_ms: 0, lag_ms: null },
   ])
 })
 
@@ -54,6 +62,8 @@ test('failures round-trip every field; the error is stamped with the time it was
       final: true,
       durationMs: 5,
       waitMs: 6,
+      lagMs: 7,
+      slowDownMs: 3_000_000_000,
       keepPlace: at,
     },
     {
@@ -81,6 +91,8 @@ test('failures round-trip every field; the error is stamped with the time it was
       keep_place: at.toISOString(),
       duration_ms: 5,
       wait_ms: 6,
+      lag_ms: 7,
+      slow_down_ms: 3_000_000_000,
     },
     {
       id: '4',
@@ -91,6 +103,8 @@ test('failures round-trip every field; the error is stamped with the time it was
       keep_place: null,
       duration_ms: null,
       wait_ms: 0,
+      lag_ms: null,
+      slow_down_ms: null,
     },
   ])
 })
