@@ -2,7 +2,11 @@
  * Prints EXPLAIN (ANALYZE, BUFFERS) of the claim statement at a large backlog, for
  * several batch sizes, inside transactions that are rolled back.
  *
- *   DATABASE_URL=postgres://… npx tsx bench/claim-plan.ts [--jobs 1000000] [--archived 1000000]
+ * With --partitions N (default 10,000), the same number of jobs again in queue `gov` under an
+ * admission policy (concurrency 5, throttle, fair) spread over N partitions, the oldest tenth of
+ * them in one partition whose bucket is empty: the claim's plans there show what admission reads.
+ *
+ *   DATABASE_URL=postgres://… npx tsx bench/claim-plan.ts [--jobs 1000000] [--archived 1000000] [--partitions 10000]
  */
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -18,6 +22,7 @@ const { values } = parseArgs({
     archived: { type: 'string', default: '1000000' },
     queues: { type: 'string', default: '4' },
     keep: { type: 'boolean', default: false },
+    partitions: { type: 'string', default: '10000' },
   },
 })
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -51,8 +56,28 @@ try {
      FROM generate_series(1, $1) i`,
     [Number(values.archived)],
   )
+  const partitions = Number(values.partitions)
+  if (partitions > 0) {
+    await pool.query(`INSERT INTO ${t}.policies (name, queue) VALUES ('governed', 'gov')`)
+    // Partition p0 holds the oldest tenth of the backlog and has no tokens left.
+    await pool.query(
+      `INSERT INTO ${t}.partitions (policy, partition_key, queue, rate, per_ms, burst, tokens, refilled_at, max_in_flight, quantum)
+       SELECT 'governed', 'p' || i, 'gov', 1000, 1000, 1000, CASE WHEN i = 0 THEN 0 ELSE 1000 END, now(), 5, 1
+       FROM generate_series(0, $1 - 1) i`,
+      [partitions],
+    )
+    await pool.query(`UPDATE ${t}.partitions SET rate = 0.001, per_ms = 3600000 WHERE partition_key = 'p0'`)
+    await pool.query(
+      `INSERT INTO ${t}.jobs (queue, name, payload, run_at, policy, partition_key)
+       SELECT 'gov', 'governed', jsonb_build_object('i', i), now() - interval '1 day' + i * interval '1 ms', 'governed',
+              CASE WHEN i <= $1 / 10 THEN 'p0' ELSE 'p' || (1 + i % ($2 - 1)) END
+       FROM generate_series(1, $1) i`,
+      [jobs, partitions],
+    )
+  }
   await pool.query(`VACUUM ANALYZE ${t}.jobs`)
   await pool.query(`VACUUM ANALYZE ${t}.archive`)
+  await pool.query(`VACUUM ANALYZE ${t}.partitions`)
 
   const client = await pool.connect()
   // claim and settle are plpgsql functions: show the plans of the statements they run.
@@ -90,6 +115,21 @@ try {
       jobsDone: 0,
     }),
   )
+  if (partitions > 0) {
+    for (const limit of [1, 10, 50, 100, 500]) {
+      await explain(
+        `claim LIMIT ${limit} from queue gov (admission policy, ${partitions} partitions, the head one throttled)`,
+        claim(t, {
+          queues: ['gov'],
+          limit,
+          leaseMs: 30_000,
+          invocationId: 'plan',
+          invocationPriority: 0,
+          jobsDone: 0,
+        }),
+      )
+    }
+  }
   const { rows: some } = await client.query(`SELECT id::text FROM ${t}.jobs WHERE queue = 'q1' LIMIT 50`)
   await explain(
     'settle 50 completions and finish',

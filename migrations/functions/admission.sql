@@ -50,11 +50,20 @@ RETURNS TABLE (
 LANGUAGE plpgsql
 ROWS 16
 SET jit = off
+-- Partitions are visited in turn order on partitions_turn, stopping after p_limit admissible ones;
+-- the planner, which cannot know that most partitions pass the filters, would otherwise read and
+-- sort all of a queue's partitions on every claim.
+SET enable_sort = off
+SET enable_seqscan = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
   v_policies text[];
   v_parts text[];
+  v_queues text[];
+  v_quanta integer[];
+  v_by_tokens integer[];
+  v_caps integer[];
 BEGIN
   PERFORM 1 FROM :SLUICE_SCHEMA.policies g
   WHERE g.queue = ANY (p_open) AND g.global_max IS NOT NULL
@@ -63,17 +72,25 @@ BEGIN
 
   -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
   -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
-  SELECT array_agg(p.policy), array_agg(p.partition_key)
-  INTO v_policies, v_parts
+  -- A locked row is read as its latest version, so its tokens and cap are current.
+  SELECT array_agg(p.policy), array_agg(p.partition_key), array_agg(p.queue), array_agg(p.quantum),
+         array_agg(p.by_tokens), array_agg(p.cap)
+  INTO v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps
   FROM unnest(p_open) AS q(name)
   CROSS JOIN LATERAL (
-    SELECT p.policy, p.partition_key
+    SELECT p.policy, p.partition_key, p.queue, p.quantum,
+           CASE WHEN p.rate IS NULL THEN p_limit
+                ELSE floor(:SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst))::integer
+           END AS by_tokens,
+           :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
     FROM :SLUICE_SCHEMA.partitions p
     WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
-           OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
-              > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
+           OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
+                SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
+                WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
+                  AND a.run_at > now()))
       AND EXISTS (
         SELECT 1 FROM :SLUICE_SCHEMA.jobs j
         WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
@@ -87,23 +104,21 @@ BEGIN
     RETURN;
   END IF;
 
+  -- A statement that starts after the locks are held: its counts see every claim that held them before.
   RETURN QUERY
-  WITH locked AS (
-    SELECT p.*, :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
-    FROM unnest(v_policies, v_parts) AS l(policy, partition_key)
-    JOIN :SLUICE_SCHEMA.partitions p ON p.policy = l.policy AND p.partition_key = l.partition_key
-  ), rooms AS (
-    SELECT l.policy, l.partition_key, l.queue, l.quantum,
-           CASE WHEN l.rate IS NULL THEN p_limit
-                ELSE floor(:SLUICE_SCHEMA.admission_tokens(l.tokens, l.refilled_at, l.rate, l.per_ms, l.burst))::integer
-           END AS by_tokens,
+  WITH rooms AS (
+    SELECT l.policy, l.partition_key, l.queue, l.quantum, l.by_tokens,
            CASE WHEN l.cap IS NULL THEN p_limit
-                ELSE greatest(0, l.cap - :SLUICE_SCHEMA.admission_in_flight(l.policy, l.partition_key)) END AS by_cap,
+                ELSE greatest(0, l.cap - (
+                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+                  WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_token IS NOT NULL
+                    AND a.run_at > now())) END AS by_cap,
            CASE WHEN g.global_max IS NULL THEN NULL
                 ELSE greatest(0, g.global_max - (
                   SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
                   WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now())) END AS by_global
-    FROM locked l
+    FROM unnest(v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps)
+           AS l(policy, partition_key, queue, quantum, by_tokens, cap)
     LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy
   )
   SELECT r.policy, r.partition_key, r.queue, least(p_limit, r.by_tokens, r.by_cap), r.quantum, r.by_global,
@@ -116,6 +131,8 @@ $fn$;
 -- of the turn order. Its row is still locked by admission_room, so nothing changed it since.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])
 RETURNS integer LANGUAGE sql
+-- A few partitions by primary key, never a scan of all of them.
+SET enable_seqscan = off
 AS $fn$
   WITH n AS (
     SELECT c.policy, c.partition_key, count(*)::integer AS n
