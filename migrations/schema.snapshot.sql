@@ -467,6 +467,16 @@ BEGIN
            END AS by_tokens,
            :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
     FROM :SLUICE_SCHEMA.partitions p
+    -- The due job is looked up per partition, the first in the admit index's order (a lateral
+    -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
+    -- job of the table, out-of-token partitions' backlogs included, on every claim.
+    CROSS JOIN LATERAL (
+      SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+        AND j.attempts < j.max_attempts
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT 1
+    ) due
     WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
@@ -474,10 +484,6 @@ BEGIN
                 SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
                 WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
                   AND a.run_at > now()))
-      AND EXISTS (
-        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
-          AND j.attempts < j.max_attempts)
     ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
     LIMIT p_limit
     FOR UPDATE OF p SKIP LOCKED
@@ -1256,6 +1262,7 @@ AS $function$
      CROSS JOIN LATERAL (
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
        WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
        LIMIT p_cap) x
      LIMIT p_cap)
     UNION ALL
@@ -1264,6 +1271,7 @@ AS $function$
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
          AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
        LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
