@@ -134,5 +134,12 @@ export const migrations: readonly Migration[] = [
       "CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL",
       "-- Admitted and unfinished jobs per partition (a lease past its end no longer counts).\nCREATE INDEX jobs_admitted ON :SLUICE_SCHEMA.jobs (policy, partition_key, run_at) WHERE policy IS NOT NULL AND lease_token IS NOT NULL"
     ]
+  },
+  {
+    "version": 12,
+    "name": "0012_subscriber_admission",
+    "statements": [
+      "-- A subscriber's admission policy (static settings, and where its partition key is read from\n-- in the event), applied by publish to the jobs it writes.\nALTER TABLE :SLUICE_SCHEMA.subscriptions ADD COLUMN admission jsonb"
+    ]
   }
 ]
