@@ -58,7 +58,7 @@ test('per-partition gauges, labelled and escaped, from the one statement of the 
     policy: 'send',
     partitionKey: weird,
     rate: 2,
-    perMs: 60_000,
+    perMs: 600_000,
     tokens: 0.5,
     maxInFlight: 3,
     adaptiveMin: 1,
