@@ -1398,6 +1398,9 @@ AS $function$
        LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+            OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
+               > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
      LIMIT p_cap)
   ) r
 $function$;
