@@ -63,21 +63,27 @@ BEGIN
 
   -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
   -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
+  -- The due job is looked up per partition, the first in the admit index's order (a lateral
+  -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
+  -- job of the table, out-of-token partitions' backlogs included, on every claim.
   SELECT array_agg(p.policy), array_agg(p.partition_key)
   INTO v_policies, v_parts
   FROM unnest(p_open) AS q(name)
   CROSS JOIN LATERAL (
     SELECT p.policy, p.partition_key
     FROM :SLUICE_SCHEMA.partitions p
+    CROSS JOIN LATERAL (
+      SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+        AND j.attempts < j.max_attempts
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT 1
+    ) due
     WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
            OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
               > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
-      AND EXISTS (
-        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
-          AND j.attempts < j.max_attempts)
     ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
     LIMIT p_limit
     FOR UPDATE OF p SKIP LOCKED
@@ -200,7 +206,9 @@ AS $fn$
 $fn$;
 
 -- Jobs of a queue that a drain could run now, counted up to p_cap: plain jobs due, and policy
--- jobs due in partitions that are not paused, slowed down or out of tokens.
+-- jobs due in partitions that are not paused, slowed down or out of tokens. Each walk is ordered
+-- as its index is (ready or admit), so that it is walked on it: unordered, a limited scan of the
+-- whole table can look cheaper, and reads every job when a partition has fewer than p_cap.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
@@ -209,6 +217,7 @@ AS $fn$
      CROSS JOIN LATERAL (
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
        WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
        LIMIT p_cap) x
      LIMIT p_cap)
     UNION ALL
@@ -217,6 +226,7 @@ AS $fn$
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
          AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
        LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
