@@ -170,6 +170,7 @@ test('SlowDownError halves the cap and admits nothing in its partition before sl
      FROM $schema.partitions WHERE partition_key = 's'`,
   )
   expect(row!.cap).toBe(3)
+  expect(row!.slow_until).not.toBeNull()
   expect(row!.ahead_ms).toBeGreaterThan(0)
   expect(row!.ahead_ms).toBeLessThanOrEqual(3_000)
   // Another partition is not slowed down.
