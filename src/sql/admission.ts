@@ -127,3 +127,31 @@ export function setPartitionCap(t: string, policy: string, partition: string, ca
     values: [policy, partition, cap],
   }
 }
+
+/**
+ * Deletes up to `limit` partition rows that have been idle for `idleMs`: no job left, nothing
+ * enqueued or admitted for that long, not paused, no cap override, not slowed down, and a full
+ * bucket, so that a claim never visits empty partitions one by one. What is lost is only the
+ * adaptive cap and lag, which start again from `initial`. A row an enqueue has just written is
+ * locked by it (SKIP LOCKED leaves it), and an enqueue that comes after writes the row again.
+ */
+export function pruneIdlePartitions(t: string, idleMs: number, limit: number): Statement {
+  return {
+    text: `WITH idle AS (
+  SELECT p.policy, p.partition_key FROM ${t}.partitions p
+  WHERE NOT p.paused AND p.cap_override IS NULL AND coalesce(p.slow_until, '-infinity') < now()
+    AND greatest(coalesce(p.last_enqueued_at, p.created_at), coalesce(p.last_admitted_at, p.created_at))
+        < now() - $1::bigint * interval '1 millisecond'
+    AND (p.rate IS NULL OR ${t}.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= p.burst)
+    AND NOT EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.policy = p.policy AND j.partition_key = p.partition_key)
+  LIMIT $2
+  FOR UPDATE OF p SKIP LOCKED
+), gone AS (
+  DELETE FROM ${t}.partitions p USING idle
+  WHERE p.policy = idle.policy AND p.partition_key = idle.partition_key
+  RETURNING 1
+)
+SELECT count(*)::int AS n FROM gone`,
+    values: [Math.ceil(idleMs), limit],
+  }
+}
