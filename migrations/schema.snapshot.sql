@@ -1435,6 +1435,12 @@ AS $function$
        AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
             OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
                > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
+       -- Nor a policy at its global cap.
+       AND NOT EXISTS (
+         SELECT 1 FROM :SLUICE_SCHEMA.policies g
+         WHERE g.name = p.policy AND g.global_max IS NOT NULL AND g.global_max <= (
+           SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
+           WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()))
      LIMIT p_cap)
   ) r
 $function$;
