@@ -53,6 +53,7 @@ export {
   type SubscriberOptions,
 } from './events/subscriber.js'
 export { patternRegex, topicMatches } from './events/topics.js'
+export type { AdminOptions } from './http/admin/app.js'
 export { type AppOptions, createApp } from './http/app.js'
 export {
   type AuthCheck,

@@ -27,10 +27,14 @@ export interface JobControls {
 function outcome(row: JobOpRow | undefined, id: string, what: string): void {
   if (row?.done) return
   if (!row?.found)
-    throw new NotFoundError(`No job ${id} in the jobs table (finished jobs are archived, failed ones dead-lettered).`)
+    throw new NotFoundError(
+      `No job ${id} in the jobs table (finished jobs are archived, failed ones dead-lettered).`,
+    )
   if (row.leased) throw new ConflictError(`Job ${id} is running: cannot ${what} it.`)
   if (row.batchId !== null && what === 'cancel')
-    throw new ConflictError(`Job ${id} belongs to batch ${row.batchId}: cancelling it would leave the batch unfinished.`)
+    throw new ConflictError(
+      `Job ${id} belongs to batch ${row.batchId}: cancelling it would leave the batch unfinished.`,
+    )
   if (row.attempts === 0 && what === 'retry')
     throw new ConflictError(`Job ${id} has not failed: nothing to retry (use run-now to make it due).`)
   throw new ConflictError(`Cannot ${what} job ${id}.`)
