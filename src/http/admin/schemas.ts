@@ -7,13 +7,17 @@ import { partitionCapSchema, partitionKeySchema, policyNameSchema } from '../../
 import { nameSchema } from '../../names.js'
 import { JOB_STATES } from '../../sql/jobs.js'
 
-const MAX_BIGINT = 9223372036854775807n
+const MAX_BIGINT = '9223372036854775807'
 
 /** A row id (job, dead letter, batch) in a path or a query: a positive integer as text. */
 export const idSchema = z
   .string()
   .regex(/^[1-9][0-9]{0,18}$/, 'must be a positive integer')
-  .refine((s) => BigInt(s) <= MAX_BIGINT, 'must be at most 9223372036854775807')
+  // Digits compare as text at equal length; zod runs this even after the regex failed.
+  .refine(
+    (s) => s.length < MAX_BIGINT.length || (s.length === MAX_BIGINT.length && s <= MAX_BIGINT),
+    'must be at most 9223372036854775807',
+  )
   .meta({ description: 'A positive integer, as a string (ids are 64-bit).' })
 
 const limitSchema = (max: number, fallback: number) =>
