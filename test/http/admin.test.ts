@@ -30,7 +30,7 @@ describe('the admin API', () => {
     const res = await app.request(path, { headers: bearer() })
     return {
       status: res.status,
-      body: (await res.json()) as Record<string, unknown> & { error: { code: string } },
+      body: (await res.json()) as Record<string, unknown> & { error: { code: string; message: string } },
     }
   }
   const send_ = async (method: string, path: string, body?: unknown) => {
@@ -41,7 +41,7 @@ describe('the admin API', () => {
     })
     return {
       status: res.status,
-      body: (await res.json()) as Record<string, unknown> & { error: { code: string } },
+      body: (await res.json()) as Record<string, unknown> & { error: { code: string; message: string } },
     }
   }
   const post = (path: string, body?: unknown) => send_('POST', path, body)
