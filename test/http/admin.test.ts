@@ -80,6 +80,21 @@ describe('the admin API', () => {
     expect((await get('/api/v1/jobs?queue=sends')).body.jobs).toEqual([])
   })
 
+  test('inspect.jobs, inspect.job and the job controls send one statement each', async () => {
+    const id = (await t.sluice.enqueue(greet, { to: 'x' }, { delay: 3_600_000 })).id!
+    const counted = async (work: () => Promise<unknown>) => {
+      t.statements.reset()
+      await work()
+      return t.statements.count
+    }
+    expect(
+      await counted(() => t.sluice.inspect.jobs({ state: 'scheduled', queue: 'default', after: '1' })),
+    ).toBe(1)
+    expect(await counted(() => t.sluice.inspect.job(id))).toBe(1)
+    expect(await counted(() => t.sluice.runJobNow(id))).toBe(1)
+    expect(await counted(() => t.sluice.cancelJob(id))).toBe(1)
+  })
+
   test('GET /jobs/:id returns the job with its errors; 404 when it is not there', async () => {
     const id = (await t.sluice.enqueue(greet, { to: 'x' })).id!
     const got = await get(`/api/v1/jobs/${id}`)
