@@ -127,6 +127,8 @@ describe('the OpenAPI document and the admin API it describes', () => {
   })
 
   test('covers every admin route and the enqueue, publish, drain and maintain routes', () => {
+    const ids = operations(doc).map((op) => op.spec.operationId)
+    expect(new Set(ids).size).toBe(ids.length)
     const listed = operations(doc).map((op) => `${op.method.toUpperCase()} ${op.path}`)
     expect(listed.sort()).toEqual(
       [
