@@ -1,9 +1,9 @@
 import type { Statement } from '../db/types.js'
 
-/** Where a job in the jobs table stands. */
-export type JobState = 'waiting' | 'scheduled' | 'running' | 'retrying'
+/** Where a job in the jobs table stands: `retrying` failed and waits for its next attempt. */
+export const JOB_STATES = ['waiting', 'scheduled', 'running', 'retrying'] as const
 
-export const JOB_STATES: readonly JobState[] = ['waiting', 'scheduled', 'running', 'retrying']
+export type JobState = (typeof JOB_STATES)[number]
 
 /** A job in the jobs table, as `sluice.inspect.jobs()` lists it. */
 export interface JobRow {

@@ -247,6 +247,18 @@ describe('the admin API', () => {
     expect(res.body.error.message).toMatch(/limit/)
   })
 
+  test('unknown admin paths and methods answer the JSON 404', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/nope'],
+      ['DELETE', '/api/v1/queues'],
+      ['GET', '/api/v1/jobs/1/retry'],
+    ] as const) {
+      const res = await app.request(path, { method, headers: bearer() })
+      expect(res.status, `${method} ${path}`).toBe(404)
+      expect((await errorOf(res)).code).toBe('NOT_FOUND')
+    }
+  })
+
   test("the admin API follows the app's credentials; auth: false serves it open", async () => {
     const res = await app.request('/api/v1/queues', {
       headers: { Authorization: 'Bearer wrong-token-0123456789' },

@@ -86,7 +86,7 @@ export function adminOperations(sluice: Sluice): Operation[] {
         const jobs = await inspect.jobs({
           ...(query.queue === undefined ? {} : { queue: query.queue }),
           ...(query.name === undefined ? {} : { name: query.name }),
-          ...(query.state === undefined ? {} : { state: query.state as never }),
+          ...(query.state === undefined ? {} : { state: query.state }),
           ...(query.cursor === undefined ? {} : { after: query.cursor }),
           limit,
         })

@@ -47,7 +47,7 @@ export const jobsQuery = z
   .object({
     queue: nameSchema.optional(),
     name: nameSchema.optional(),
-    state: z.enum(JOB_STATES as [string, ...string[]]).optional(),
+    state: z.enum(JOB_STATES).optional(),
     limit: limitSchema(1000, 100),
     cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page.' }),
   })
@@ -156,7 +156,7 @@ export const jobRow = z.object({
   id: z.string(),
   queue: z.string(),
   name: z.string(),
-  state: z.enum(JOB_STATES as [string, ...string[]]),
+  state: z.enum(JOB_STATES),
   payload: z.unknown(),
   priority: z.number(),
   attempts: z.number(),
