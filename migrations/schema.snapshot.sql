@@ -853,8 +853,14 @@ BEGIN
     ) p
     WHERE open.room > 0
   ), admitting AS (
-    -- Stage 2b: the partitions of admission policies this claim admits from, with their room.
-    SELECT a.* FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
+    -- Stage 2b: the partitions of admission policies this claim admits from, with their room,
+    -- and how many jobs of each the walk reads and locks: a share of the claim (at least a
+    -- quantum), not the whole room of every partition. A partition that had more than its share
+    -- makes the claim report `more`.
+    SELECT a.*,
+           least(a.room, greatest(coalesce(a.quantum, 1),
+                                  ceil(p_limit::numeric / count(*) OVER (PARTITION BY a.queue))::integer)) AS take
+    FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
   ), admitted AS (
     -- Stage 4b: each partition walked on its own index up to its room. With fair interleave the
     -- partitions take turns: each one's first `quantum` jobs (turn 1) come before any partition's
@@ -876,10 +882,10 @@ BEGIN
               SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
               WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
       ORDER BY j.priority, j.run_at, j.id
-      LIMIT a.room
+      LIMIT a.take
       FOR UPDATE SKIP LOCKED
     ) x
-    WHERE a.room > 0
+    WHERE a.take > 0
   ), ranked AS (
     -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
     SELECT c.*,
@@ -910,9 +916,13 @@ BEGIN
          (SELECT array_agg(exclusive_key ORDER BY turn, priority, run_at, id) FROM picked),
          (SELECT array_agg(queue ORDER BY queue) FROM cut),
          (SELECT array_agg(name ORDER BY queue) FROM cut),
-         -- A partition that admitted up to a cap on running jobs may admit more once they settle.
-         (SELECT bool_or(a.capped) FROM admitting a
-          WHERE EXISTS (SELECT 1 FROM admitted x WHERE x.policy = a.policy AND x.partition_key = a.partition_key))
+         -- A partition that admitted up to a cap on running jobs may admit more once they settle;
+         -- one that gave its whole share may have more to give now.
+         (SELECT bool_or(CASE WHEN n.n = 0 THEN false
+                              ELSE a.capped OR (a.take < a.room AND n.n >= a.take) END)
+          FROM admitting a
+          CROSS JOIN LATERAL (SELECT count(*) AS n FROM admitted x
+                              WHERE x.policy = a.policy AND x.partition_key = a.partition_key) n)
   INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names, v_capped;
 
   IF v_ids IS NULL THEN
