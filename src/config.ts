@@ -20,6 +20,7 @@ import {
   maintenanceOptionsSchema,
 } from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
+import type { TracerProviderLike, TracingOption } from './tracing/otel.js'
 import { resolveWake, type WakeInput } from './wake/config.js'
 import type { WakeOptions } from './wake/send.js'
 
@@ -53,6 +54,13 @@ export interface SluiceOptions {
   hooks?: Hooks | readonly Hooks[]
   /** Sees every statement: for tracing and statement counting. */
   onQuery?: QueryHook
+  /**
+   * OpenTelemetry traces (docs/tracing.md). Default: spans go to the global tracer provider when
+   * `@opentelemetry/api` is installed and a provider is registered; nothing happens otherwise.
+   * `{ tracerProvider }` uses that provider instead, `{ statements: false }` leaves SQL statements
+   * without spans, `false` turns tracing off.
+   */
+  tracing?: TracingOption
   /** Largest accepted job payload, bytes of JSON. Default 256 KiB. */
   maxPayloadBytes?: number
   drain?: Partial<DrainDefaults>
@@ -90,6 +98,7 @@ export interface ResolvedConfig {
   readonly queues: readonly string[]
   readonly hooks: readonly Hooks[]
   readonly onQuery: QueryHook | undefined
+  readonly tracing: TracingOption | undefined
   readonly maxPayloadBytes: number
   readonly drain: Readonly<DrainDefaults>
   readonly maintenance: Readonly<MaintenanceOptions>
@@ -139,6 +148,22 @@ const optionsSchema = z
       .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])
       .optional(),
     onQuery: z.function().optional(),
+    tracing: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            tracerProvider: z
+              .custom<TracerProviderLike>(
+                (p) => typeof (p as TracerProviderLike | undefined)?.getTracer === 'function',
+                'must be a TracerProvider (with getTracer)',
+              )
+              .optional(),
+            statements: z.boolean().optional(),
+          })
+          .strict(),
+      ])
+      .optional(),
     maxPayloadBytes: z
       .number()
       .int()
@@ -240,6 +265,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     queues: queueNames,
     hooks: Object.freeze([...(hooks as Hooks[])]),
     onQuery: options.onQuery,
+    tracing: options.tracing,
     maxPayloadBytes: options.maxPayloadBytes ?? 256 * 1024,
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
     maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),

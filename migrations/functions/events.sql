@@ -17,7 +17,9 @@ $fn$;
 -- Fans events out to the subscriptions whose pattern matches their topic: one delivery record
 -- and one job per (event, subscriber) not delivered before. p_events is decoded by
 -- publish_event_records. The job's payload is the event envelope
--- { topic, eventId, payload, headers, publishedAt }. Returns the jobs written per queue.
+-- { topic, eventId, payload, headers, publishedAt }; its trace context is the event's
+-- `traceparent` header (with its `tracestate`, if any) when it has a well-formed one, so that a
+-- subscriber's run continues the trace that published the event. Returns the jobs written per queue.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
 RETURNS TABLE (queue text, jobs integer)
 LANGUAGE sql
@@ -40,10 +42,12 @@ AS $fn$
     ON CONFLICT DO NOTHING
     RETURNING job_id
   ), written AS (
-    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at)
+    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, trace_context)
     SELECT m.job_id, m.queue, m.name,
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
-           m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond')
+           m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
+           CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+                THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )

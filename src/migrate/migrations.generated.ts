@@ -134,5 +134,13 @@ export const migrations: readonly Migration[] = [
       "CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL",
       "-- Admitted and unfinished jobs per partition (a lease past its end no longer counts).\nCREATE INDEX jobs_admitted ON :SLUICE_SCHEMA.jobs (policy, partition_key, run_at) WHERE policy IS NOT NULL AND lease_token IS NOT NULL"
     ]
+  },
+  {
+    "version": 12,
+    "name": "0012_trace_context",
+    "statements": [
+      "-- Trace context: a job enqueued (or published) inside a traced operation carries the W3C trace\n-- context of that operation, `traceparent` and, when there is one, a space and `tracestate`\n-- (`00-<trace id>-<span id>-<flags>[ <tracestate>]`). The drain's span for each run of the job is a\n-- child of it. Null when nothing was traced. A blocked job keeps it until it is promoted.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN trace_context text",
+      "ALTER TABLE :SLUICE_SCHEMA.blocked ADD COLUMN trace_context text"
+    ]
   }
 ]
