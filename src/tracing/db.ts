@@ -4,8 +4,8 @@ import { MAX_QUERY_TEXT, type Tracing } from './otel.js'
 
 const OPERATIONS = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE'])
 const FIRST_WORD = /^\s*([A-Za-z]+)/
-/** The first schema-qualified name: the table or function the statement is about. */
-const TARGET = /(?:"[^"]+"|[A-Za-z_][\w$]*)\.([A-Za-z_][\w$]*)/
+/** The first name in Sluice's (quoted) schema: the table or function the statement is about. */
+const TARGET = /"[^"]+"\.([A-Za-z_][\w$]*)/
 
 /**
  * The span name and attributes of a statement (database semantic conventions): the query text
