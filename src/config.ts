@@ -20,7 +20,7 @@ import {
   maintenanceOptionsSchema,
 } from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
-import type { TracerProviderLike, TracingOption } from './tracing/otel.js'
+import type { TracerProviderLike, TracingOption } from './tracing/option.js'
 import { resolveWake, type WakeInput } from './wake/config.js'
 import type { WakeOptions } from './wake/send.js'
 
@@ -128,6 +128,18 @@ export const DRAIN_DEFAULTS: DrainDefaults = {
   leaseGraceMs: 5_000,
 }
 
+const tracingSchema = z
+  .object({
+    tracerProvider: z
+      .custom<TracerProviderLike>(
+        (p) => typeof (p as TracerProviderLike | undefined)?.getTracer === 'function',
+        'must be a TracerProvider (with getTracer)',
+      )
+      .optional(),
+    statements: z.boolean().optional(),
+  })
+  .strict()
+
 const isDb = (value: unknown): value is Db =>
   typeof value === 'object' && value !== null && typeof (value as Db).query === 'function' && 'kind' in value
 
@@ -148,21 +160,17 @@ const optionsSchema = z
       .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])
       .optional(),
     onQuery: z.function().optional(),
+    // false, or an object checked field by field below (a union would name no field).
     tracing: z
-      .union([
-        z.literal(false),
-        z
-          .object({
-            tracerProvider: z
-              .custom<TracerProviderLike>(
-                (p) => typeof (p as TracerProviderLike | undefined)?.getTracer === 'function',
-                'must be a TracerProvider (with getTracer)',
-              )
-              .optional(),
-            statements: z.boolean().optional(),
-          })
-          .strict(),
-      ])
+      .custom<TracingOption>(
+        (t) => t === false || (typeof t === 'object' && t !== null && !Array.isArray(t)),
+        'must be false or { tracerProvider?, statements? }',
+      )
+      .superRefine((t, ctx) => {
+        const checked = t === false ? undefined : tracingSchema.safeParse(t)
+        for (const issue of checked?.error?.issues ?? [])
+          ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as (string | number)[] })
+      })
       .optional(),
     maxPayloadBytes: z
       .number()

@@ -10,30 +10,12 @@
  * writes), one per maintenance run, and one per request of the HTTP app.
  */
 import type * as OtelApi from '@opentelemetry/api'
+import type { TracerProviderLike, TracingOption } from './option.js'
 
 type Api = typeof OtelApi
 export type Tracer = OtelApi.Tracer
 export type Span = OtelApi.Span
 export type Context = OtelApi.Context
-
-/** Anything with `getTracer`, as `@opentelemetry/api`'s TracerProvider (a structural type, so that the option needs no import). */
-export interface TracerProviderLike {
-  getTracer(name: string, version?: string): unknown
-}
-
-/**
- * The `tracing` option of createSluice. Default: the global tracer provider of
- * `@opentelemetry/api` (registered by the OpenTelemetry SDK), when the package is installed and a
- * provider is registered. `false`: never trace (the package is not even imported).
- */
-export type TracingOption =
-  | false
-  | {
-      /** Use this provider rather than the global one. */
-      tracerProvider?: TracerProviderLike
-      /** A span per SQL statement (inside a traced operation). Default true; turn it off where a pg instrumentation already makes them. */
-      statements?: boolean
-    }
 
 const TRACER_NAME = 'sluice'
 /** Longest `db.query.text` recorded: Sluice's statements are parameterised, so no values are in it. */
