@@ -269,6 +269,7 @@ CREATE TABLE subscriptions (
   max_attempts integer NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  admission jsonb,
   CONSTRAINT subscriptions_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT subscriptions_pkey PRIMARY KEY (name)
 );
@@ -412,6 +413,14 @@ AS $function$
   WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_iso(p_at timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_outcome(p_policy text, p_partition text, p_succeeded boolean, p_lag_ms bigint, p_slow_down_ms bigint)
  RETURNS jsonb
  LANGUAGE sql
@@ -431,6 +440,132 @@ AS $function$
   FROM ROWS FROM (jsonb_to_recordset(p_outcomes) AS (
     policy text, partition_key text, succeeded boolean, lag_ms bigint, slow_down_ms bigint
   )) WITH ORDINALITY AS o(policy, partition_key, succeeded, lag_ms, slow_down_ms, ord)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_partition_metrics(p_limit integer, p_count_limit integer)
+ RETURNS TABLE(policy text, partition_key text, pending integer, in_flight integer, tokens double precision, cap integer, ewma_lag_ms double precision, paused boolean)
+ LANGUAGE sql
+ STABLE ROWS 500
+ SET jit TO 'off'
+AS $function$
+  SELECT p.policy, p.partition_key,
+         :SLUICE_SCHEMA.admission_pending(p.policy, p.partition_key, p_count_limit),
+         :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key),
+         CASE WHEN p.rate IS NOT NULL
+              THEN :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) END,
+         :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap),
+         p.ewma_lag_ms, p.paused
+  FROM :SLUICE_SCHEMA.partitions p
+  ORDER BY greatest(p.last_enqueued_at, p.last_admitted_at) DESC NULLS LAST, p.policy, p.partition_key
+  LIMIT p_limit
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_partitions(p_policy text, p_limit integer, p_offset integer, p_count_limit integer)
+ RETURNS TABLE(partition_key text, pending integer, in_flight integer, tokens double precision, ms_until_next_token double precision, cap integer, adaptive_cap double precision, ewma_lag_ms double precision, paused boolean, cap_override integer, slow_until timestamp with time zone, last_enqueued_at timestamp with time zone, last_admitted_at timestamp with time zone, reason text)
+ LANGUAGE sql
+ STABLE ROWS 100
+ SET jit TO 'off'
+AS $function$
+  WITH page AS (
+    SELECT p.*,
+           CASE WHEN p.rate IS NOT NULL
+                THEN :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) END AS tokens_now,
+           :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap_now,
+           :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key) AS running,
+           :SLUICE_SCHEMA.admission_pending(p.policy, p.partition_key, p_count_limit) AS waiting
+    FROM :SLUICE_SCHEMA.partitions p
+    WHERE p.policy = p_policy
+    ORDER BY p.partition_key
+    LIMIT p_limit OFFSET p_offset
+  ), s AS (
+    SELECT page.*,
+           EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+                   WHERE j.policy = page.policy AND j.partition_key = page.partition_key
+                     AND j.run_at <= now() AND j.attempts < j.max_attempts) AS due,
+           -- The earliest scheduled job (read only for a partition with none due), among the
+           -- first p_count_limit of the partition.
+           (SELECT min(w.run_at) FROM (
+              SELECT j.run_at FROM :SLUICE_SCHEMA.jobs j
+              WHERE j.policy = page.policy AND j.partition_key = page.partition_key
+                AND j.attempts < j.max_attempts AND j.lease_token IS NULL
+              LIMIT p_count_limit) w) AS next_run,
+           -- Until the bucket gains its next whole token (not past its burst).
+           CASE WHEN page.tokens_now IS NULL OR page.tokens_now >= page.burst THEN NULL
+                ELSE ceil((least(page.burst, greatest(1, floor(page.tokens_now) + 1)) - page.tokens_now)
+                          * page.per_ms / page.rate) END AS next_token_ms
+    FROM page
+  ), g AS (
+    SELECT g.global_max,
+           (SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+            WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()) AS running
+    FROM :SLUICE_SCHEMA.policies g WHERE g.name = p_policy
+  ), q AS (
+    SELECT c.name, c.paused, c.breaker_until, c.held_until, c.global_cap,
+           CASE WHEN c.global_cap IS NOT NULL THEN (
+             SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
+             WHERE f.queue = c.name AND f.lease_token IS NOT NULL AND f.run_at > now()) END AS running
+    FROM :SLUICE_SCHEMA.queues c WHERE c.name IN (SELECT page.queue FROM page)
+  )
+  SELECT s.partition_key, s.waiting, s.running, s.tokens_now, s.next_token_ms, s.cap_now, s.adaptive_cap,
+         s.ewma_lag_ms, s.paused, s.cap_override, s.slow_until, s.last_enqueued_at, s.last_admitted_at,
+         CASE
+           WHEN s.waiting = 0 THEN NULL
+           WHEN q.paused THEN 'queue paused'
+           WHEN q.breaker_until > now() THEN 'breaker open until ' || :SLUICE_SCHEMA.admission_iso(q.breaker_until)
+           WHEN q.held_until > now() THEN 'queue held until ' || :SLUICE_SCHEMA.admission_iso(q.held_until)
+           WHEN s.paused THEN 'partition paused'
+           WHEN s.slow_until > now() AND (s.due OR s.slow_until >= s.next_run)
+             THEN 'slowed down until ' || :SLUICE_SCHEMA.admission_iso(s.slow_until)
+           WHEN NOT s.due THEN 'not due until ' || :SLUICE_SCHEMA.admission_iso(s.next_run)
+           WHEN s.tokens_now < 1 THEN 'throttled: next token in ' || :SLUICE_SCHEMA.admission_wait_text(s.next_token_ms)
+           WHEN s.cap_now <= s.running THEN format('partition at its cap %s/%s', s.running, s.cap_now)
+           WHEN g.global_max <= g.running THEN format('global cap %s/%s', g.running, g.global_max)
+           WHEN q.global_cap <= q.running THEN format('queue at its global cap %s/%s', q.running, q.global_cap)
+         END
+  FROM s
+  LEFT JOIN g ON true
+  LEFT JOIN q ON q.name = s.queue
+  ORDER BY s.partition_key
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_pending(p_policy text, p_partition text, p_limit integer)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT count(*)::integer FROM (
+    SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = p_policy AND j.partition_key = p_partition
+      AND j.attempts < j.max_attempts AND (j.lease_token IS NULL OR j.run_at <= now())
+    LIMIT p_limit) w
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_policies(p_count_limit integer)
+ RETURNS TABLE(name text, queue text, global_max integer, partitions integer, pending integer, in_flight integer, paused_partitions integer)
+ LANGUAGE sql
+ STABLE ROWS 16
+ SET jit TO 'off'
+AS $function$
+  SELECT g.name, g.queue, g.global_max,
+         (SELECT count(*)::integer FROM :SLUICE_SCHEMA.partitions p WHERE p.policy = g.name),
+         :SLUICE_SCHEMA.admission_policy_pending(g.name, p_count_limit),
+         (SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+          WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()),
+         (SELECT count(*)::integer FROM :SLUICE_SCHEMA.partitions p WHERE p.policy = g.name AND p.paused)
+  FROM :SLUICE_SCHEMA.policies g
+  ORDER BY g.name
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_policy_pending(p_policy text, p_limit integer)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT count(*)::integer FROM (
+    SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = p_policy AND j.attempts < j.max_attempts AND (j.lease_token IS NULL OR j.run_at <= now())
+    ORDER BY j.policy, j.partition_key, j.priority, j.run_at, j.id
+    LIMIT p_limit) w
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit integer)
@@ -562,6 +697,16 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_tokens(p_tokens double preci
 AS $function$
   SELECT least(p_burst, coalesce(p_tokens, p_burst)
     + greatest(0, extract(epoch FROM now() - coalesce(p_refilled_at, now())) * 1000) * p_rate / p_per_ms)
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_wait_text(p_ms double precision)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT CASE WHEN p_ms < 60000 THEN to_char(ceil(p_ms / 100) / 10, 'FM9999990.0') || ' s'
+              WHEN p_ms < 3600000 THEN to_char(ceil(p_ms / 6000) / 10, 'FM9999990.0') || ' min'
+              ELSE to_char(ceil(p_ms / 360000) / 10, 'FM99999990.0') || ' h' END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
@@ -1235,7 +1380,10 @@ AS $function$
   ), matched AS (
     -- The first of several events with one id in the same call wins, as a second call would lose.
     SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
-           nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id
+           nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id, s.admission AS adm,
+           CASE WHEN s.admission IS NOT NULL THEN coalesce(
+             ev.p #>> string_to_array(s.admission->>'partition_path', '.'),
+             ev.h ->> (s.admission->>'partition_header'), '') END AS part
     FROM ev
     JOIN :SLUICE_SCHEMA.subscriptions s ON ('.' || ev.t) ~ s.regex AND s.created_at <= ev.at
     ORDER BY ev.i, s.name, ev.o
@@ -1244,17 +1392,25 @@ AS $function$
     SELECT i, name, job_id FROM matched
     ON CONFLICT DO NOTHING
     RETURNING job_id
+  ), admitted AS (
+    SELECT :SLUICE_SCHEMA.admission_enqueued(jsonb_agg(m.adm || jsonb_build_object(
+             'queue', m.queue, 'policy', m.name, 'partition_key', m.part))) AS n
+    FROM matched m JOIN fresh f ON f.job_id = m.job_id
+    WHERE m.adm IS NOT NULL
+    HAVING count(*) > 0
   ), written AS (
-    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, trace_context)
+    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, policy, partition_key,
+                                     trace_context)
     SELECT m.job_id, m.queue, m.name,
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
            m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
+           CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part,
            CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
                 THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )
-  SELECT queue, count(*)::integer FROM written GROUP BY queue;
+  SELECT w.queue, count(*)::integer FROM written w LEFT JOIN admitted ON true GROUP BY w.queue;
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
@@ -1280,6 +1436,9 @@ AS $function$
        LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+            OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
+               > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
      LIMIT p_cap)
   ) r
 $function$;

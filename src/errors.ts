@@ -82,6 +82,13 @@ export class UnknownJobError extends SluiceError {
   }
 }
 
+/** Something named by the caller (an admission partition, …) does not exist. */
+export class NotFoundError extends SluiceError {
+  constructor(message: string, options: { hint?: string } = {}) {
+    super('NOT_FOUND', message, options)
+  }
+}
+
 export class PayloadTooLargeError extends SluiceError {
   constructor(bytes: number, limit: number) {
     super('PAYLOAD_TOO_LARGE', `Payload is ${bytes} bytes; the limit is ${limit} bytes.`)

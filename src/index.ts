@@ -30,6 +30,7 @@ export {
   DatabaseError,
   type ErrorCode,
   type Issue,
+  NotFoundError,
   PayloadTooLargeError,
   PermanentJobError,
   SlowDownError,
@@ -67,7 +68,7 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
-export type { Inspect, StatsQuery } from './inspect.js'
+export type { Inspect, PartitionsQuery, StatsQuery } from './inspect.js'
 export type { AdmissionOptions, AdmissionPolicy, PerInput } from './jobs/admission.js'
 export {
   type AnyContract,
@@ -101,8 +102,9 @@ export type {
 } from './maintain/maintain.js'
 export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
+export type { PartitionMetrics, PartitionRow, PolicyRow } from './sql/admission.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
-export type { QueueMetrics } from './sql/metrics.js'
+export type { QueueMetrics, Scrape } from './sql/metrics.js'
 export type { JobStats } from './sql/stats.js'
 export type { InvocationRow, MaintenanceRow, StatusRow } from './sql/status.js'
 export type { TracerProviderLike, TracingOption } from './tracing/option.js'

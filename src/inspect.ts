@@ -1,12 +1,14 @@
 import { parseBatchId } from './controls/api.js'
+import { parsePolicyName } from './controls/partitions.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
 import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
+import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
 import { type BatchRow, getBatch } from './sql/batches.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
-import { type QueueMetrics, queueMetrics } from './sql/metrics.js'
+import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
 import { type QueueStateRow, queueStates } from './sql/queues.js'
 import { type RecurringRun, recurringRuns } from './sql/recurring.js'
 import { type JobStats, jobStats } from './sql/stats.js'
@@ -20,6 +22,13 @@ export interface DeadLetterQuery {
   limit?: number
   /** List only: ids below this one (paging). */
   before?: string
+}
+
+export interface PartitionsQuery {
+  /** At most this many partitions, 1..1000. Default 100. */
+  limit?: number
+  /** Skip this many (partitions come in key order). Default 0. */
+  offset?: number
 }
 
 export interface StatsQuery {
@@ -37,6 +46,19 @@ export interface StatsQuery {
 export interface Inspect {
   /** Depth of every queue (those of the defined jobs even when empty). */
   queues(): Promise<QueueMetrics[]>
+  /**
+   * Every admission policy: its queue, global cap, partitions (how many, how many paused) and
+   * its jobs waiting (counted up to 10,000) and running.
+   */
+  policies(): Promise<PolicyRow[]>
+  /**
+   * A page of a policy's partitions, in key order: jobs waiting (counted up to 10,000) and
+   * running, tokens, caps, lag, the operator's settings, and `reason`, why the next waiting job
+   * is not running now (null when nothing waits or it is admissible). Empty for an unknown policy.
+   */
+  partitions(policy: string, query?: PartitionsQuery): Promise<PartitionRow[]>
+  /** What /metrics exports: every queue's depth and the most recently active partitions (500 at most). */
+  scrape(): Promise<Scrape>
   /** Every queue's stored state: pause, breaker, single-consumer lease. */
   queueStates(): Promise<QueueStateRow[]>
   /** The schema version, the drains running and the maintenance tasks' last runs. */
@@ -81,6 +103,31 @@ export function inspectApi(
   return {
     async queues() {
       return (await (await db()).query<QueueMetrics>(queueMetrics(t, config.queues))).rows
+    },
+    async policies() {
+      return (await (await db()).query<PolicyRow>(policies(t))).rows
+    },
+    async partitions(policy, query = {}) {
+      const name = parsePolicyName(policy)
+      const limit = query.limit ?? 100
+      const offset = query.offset ?? 0
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new ValidationError('partitions: limit must be 1..1000')
+      if (!Number.isInteger(offset) || offset < 0 || offset > 100_000_000)
+        throw new ValidationError('partitions: offset must be a whole number from 0')
+      return (await (await db()).query<PartitionRow>(partitions(t, name, limit, offset))).rows
+    },
+    async scrape() {
+      const { rows } = await (await db()).query<Scrape>(scrape(t, config.queues))
+      const row = rows[0]!
+      return {
+        // JSON carries timestamps as text.
+        queues: row.queues.map((q) => ({
+          ...q,
+          breakerUntil: q.breakerUntil === null ? null : new Date(q.breakerUntil),
+        })),
+        partitions: row.partitions,
+      }
     },
     async queueStates() {
       return (await (await db()).query<QueueStateRow>(queueStates(t))).rows

@@ -223,9 +223,10 @@ AS $fn$
 $fn$;
 
 -- Jobs of a queue that a drain could run now, counted up to p_cap: plain jobs due, and policy
--- jobs due in partitions that are not paused, slowed down or out of tokens. Each walk is ordered
--- as its index is (ready or admit), so that it is walked on it: unordered, a limited scan of the
--- whole table can look cheaper, and reads every job when a partition has fewer than p_cap.
+-- jobs due in partitions that are not paused, slowed down, out of tokens or at their cap (a cap
+-- frees up as the jobs running settle, and the drain running them claims again then). Each walk
+-- is ordered as its index is (ready or admit), so that it is walked on it: unordered, a limited
+-- scan of the whole table can look cheaper, and reads every job when a partition has fewer than p_cap.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
@@ -247,6 +248,9 @@ AS $fn$
        LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+            OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
+               > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
      LIMIT p_cap)
   ) r
 $fn$;

@@ -17,7 +17,9 @@ $fn$;
 -- Fans events out to the subscriptions whose pattern matches their topic: one delivery record
 -- and one job per (event, subscriber) not delivered before. p_events is decoded by
 -- publish_event_records. The job's payload is the event envelope
--- { topic, eventId, payload, headers, publishedAt }; its trace context is the event's
+-- { topic, eventId, payload, headers, publishedAt }. A subscriber with an admission policy gets
+-- its jobs under that policy, in the partition read from the event (a payload path or a header),
+-- and the partition's row written as an enqueue writes it. A job's trace context is the event's
 -- `traceparent` header (with its `tracestate`, if any) when it has a well-formed one, so that a
 -- subscriber's run continues the trace that published the event. Returns the jobs written per queue.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
@@ -32,7 +34,10 @@ AS $fn$
   ), matched AS (
     -- The first of several events with one id in the same call wins, as a second call would lose.
     SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
-           nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id
+           nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id, s.admission AS adm,
+           CASE WHEN s.admission IS NOT NULL THEN coalesce(
+             ev.p #>> string_to_array(s.admission->>'partition_path', '.'),
+             ev.h ->> (s.admission->>'partition_header'), '') END AS part
     FROM ev
     JOIN :SLUICE_SCHEMA.subscriptions s ON ('.' || ev.t) ~ s.regex AND s.created_at <= ev.at
     ORDER BY ev.i, s.name, ev.o
@@ -41,17 +46,25 @@ AS $fn$
     SELECT i, name, job_id FROM matched
     ON CONFLICT DO NOTHING
     RETURNING job_id
+  ), admitted AS (
+    SELECT :SLUICE_SCHEMA.admission_enqueued(jsonb_agg(m.adm || jsonb_build_object(
+             'queue', m.queue, 'policy', m.name, 'partition_key', m.part))) AS n
+    FROM matched m JOIN fresh f ON f.job_id = m.job_id
+    WHERE m.adm IS NOT NULL
+    HAVING count(*) > 0
   ), written AS (
-    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, trace_context)
+    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, policy, partition_key,
+                                     trace_context)
     SELECT m.job_id, m.queue, m.name,
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
            m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
+           CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part,
            CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
                 THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )
-  SELECT queue, count(*)::integer FROM written GROUP BY queue;
+  SELECT w.queue, count(*)::integer FROM written w LEFT JOIN admitted ON true GROUP BY w.queue;
 $fn$;
 
 -- Writes an event to the outbox inside the caller's transaction: it is published (fanned out

@@ -1,15 +1,17 @@
 import * as z from 'zod'
 import { sqlStateOf } from '../db/errors.js'
 import { SQLSTATE } from '../db/sqlstate.js'
-import type { Db } from '../db/types.js'
-import { toIssues, ValidationError } from '../errors.js'
+import type { Db, Statement } from '../db/types.js'
+import { NotFoundError, toIssues, ValidationError } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
 import { resolveJob } from '../jobs/enqueue.js'
 import { assertStorable } from '../json.js'
 import { assertName } from '../names.js'
+import { setPartitionCap, setPartitionPaused } from '../sql/admission.js'
 import { createBatch, sealBatch } from '../sql/batches.js'
 import { pauseQueue, resumeQueue, syncQueues } from '../sql/queues.js'
 import { type BatchCallbacks, callbackRows } from './batches.js'
+import { parsePartitionCap, parsePartitionRef } from './partitions.js'
 import type { QueueSettings } from './queues.js'
 
 export interface BatchOptions extends BatchCallbacks {
@@ -22,6 +24,19 @@ export interface ControlsApi {
   pause(queue: string): Promise<void>
   /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
   resume(queue: string): Promise<boolean>
+  /**
+   * Pauses a partition of an admission policy: drains admit none of its jobs until
+   * resumePartition(), across deploys and enqueues; jobs already running finish. Throws
+   * NOT_FOUND for a partition that was never enqueued into.
+   */
+  pausePartition(policy: string, partition: string): Promise<void>
+  /** Lifts a partition's pause (a handler's slow-down and the throttle still apply). NOT_FOUND when unknown. */
+  resumePartition(policy: string, partition: string): Promise<void>
+  /**
+   * Caps a partition's running jobs by hand (0: admit nothing), over its concurrency and
+   * adaptive cap, until cleared with null. NOT_FOUND when the partition is unknown.
+   */
+  setPartitionCap(policy: string, partition: string, cap: number | null): Promise<void>
   /** Writes the queues' settings from code (also done by migrate() and by maintenance). */
   syncQueues(): Promise<void>
   createBatch(options?: BatchOptions): Promise<{ id: string }>
@@ -61,6 +76,21 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
       )
     }
   }
+  /** Checks the partition's names, writes, and throws NOT_FOUND when no row was written. */
+  const onPartition = async (
+    policy: unknown,
+    partition: unknown,
+    write: (ref: { policy: string; partition: string }) => Statement,
+  ): Promise<void> => {
+    const ref = parsePartitionRef(policy, partition)
+    const { rows } = await (await db()).query(write(ref))
+    if (rows.length === 0) {
+      throw new NotFoundError(
+        `No partition ${JSON.stringify(ref.partition)} of admission policy ${JSON.stringify(ref.policy)}.`,
+        { hint: 'A partition exists once a job was enqueued into it; see inspect.partitions(policy).' },
+      )
+    }
+  }
   const api: ControlsApi = {
     async pause(queue) {
       await (await db()).query(pauseQueue(t, assertName('queue', queue)))
@@ -68,6 +98,16 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
     async resume(queue) {
       const { rows } = await (await db()).query(resumeQueue(t, assertName('queue', queue)))
       return rows.length > 0
+    },
+    async pausePartition(policy, partition) {
+      await onPartition(policy, partition, (r) => setPartitionPaused(t, r.policy, r.partition, true))
+    },
+    async resumePartition(policy, partition) {
+      await onPartition(policy, partition, (r) => setPartitionPaused(t, r.policy, r.partition, false))
+    },
+    async setPartitionCap(policy, partition, cap) {
+      const checked = parsePartitionCap(cap)
+      await onPartition(policy, partition, (r) => setPartitionCap(t, r.policy, r.partition, checked))
     },
     async syncQueues() {
       await (await db()).query(syncQueues(t, config.queueSettings))

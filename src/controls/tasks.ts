@@ -1,10 +1,14 @@
 import { count, type MaintenanceOptions, type MaintenanceTask } from '../maintain/maintain.js'
+import { pruneIdlePartitions } from '../sql/admission.js'
 import { pruneBatches } from '../sql/batches.js'
 import { pruneStats, reapLocks, reapQueueLeases, reconcileSemaphores } from '../sql/locks.js'
 import { syncQueues } from '../sql/queues.js'
 import { pruneRecurringRuns } from '../sql/recurring.js'
 import type { QueueSettings } from './queues.js'
 import { type RecurringTask, runRecurring } from './recurring.js'
+
+/** How long an admission partition stays without jobs or activity before maintenance deletes its row. */
+export const IDLE_PARTITION_MS = 3_600_000
 
 /** Maintenance for the job controls: settings sync, lock and slot recovery, retention. */
 export function controlTasks(
@@ -44,6 +48,12 @@ export function controlTasks(
       name: 'prune-batches',
       intervalMs: every,
       run: ({ db, t }) => count(db, pruneBatches(t, options.batchRetentionMs, options.batchSize)),
+    },
+    {
+      // Admission partitions with no job and nothing happening for an hour.
+      name: 'prune-partitions',
+      intervalMs: every,
+      run: ({ db, t }) => count(db, pruneIdlePartitions(t, IDLE_PARTITION_MS, options.batchSize)),
     },
     {
       name: 'prune-stats',

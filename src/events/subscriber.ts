@@ -2,6 +2,11 @@ import * as z from 'zod'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, SluiceError, toIssues, UnsupportedError } from '../errors.js'
 import {
+  type SubscriberAdmissionOptions,
+  subscriberAdmissionRecord,
+  subscriberAdmissionSchema,
+} from '../jobs/admission.js'
+import {
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE,
   DEFAULT_TIMEOUT_MS,
@@ -55,6 +60,8 @@ export interface SubscriberOptions<S extends z.ZodType> {
   queueTimeout?: number
   /** Priority of this subscriber's jobs (lower runs first). */
   priority?: number
+  /** Gates decided at claim time for this subscriber's jobs, per partition read from the event. */
+  admission?: SubscriberAdmissionOptions
   run: (payload: z.output<S>, ctx: SubscriberContext) => Promise<unknown> | unknown
 }
 
@@ -83,6 +90,7 @@ const optionsSchema = z
     timeout: z.number().int().positive().max(86_400_000).optional(),
     queueTimeout: z.number().int().positive().optional(),
     priority: prioritySchema.optional(),
+    admission: subscriberAdmissionSchema.optional(),
     run: z.custom<(...args: unknown[]) => unknown>(
       (value) => typeof value === 'function',
       'must be a function',
@@ -128,6 +136,7 @@ export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
     topic: options.topic,
     regex: patternRegex(options.topic),
     payload,
+    admission: options.admission ? subscriberAdmissionRecord(name, options.admission) : undefined,
     async handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime) {
       let used = false
       let skipped: AlreadyProcessedError | undefined

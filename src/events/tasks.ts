@@ -13,6 +13,7 @@ export function subscriptionRows(subscribers: readonly AnySubscriber[]): Subscri
     queue: s.queue,
     priority: s.priority,
     maxAttempts: s.retry.maxAttempts,
+    admission: s.subscriber.admission ?? null,
   }))
 }
 

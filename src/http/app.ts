@@ -157,7 +157,8 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   })
 
   app.get('/metrics', traced('/metrics'), guard.metrics, async (c) => {
-    const text = toPrometheus(await sluice.inspect.queues())
+    const { queues, partitions } = await sluice.inspect.scrape()
+    const text = toPrometheus(queues, partitions)
     return c.body(text, 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' })
   })
 

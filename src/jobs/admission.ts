@@ -154,3 +154,63 @@ export function dedupeKey<I>(
   }
   return `dedupe:${name}:${key}`
 }
+
+/**
+ * A subscriber's admission policy. Publish writes a subscriber's jobs in SQL, so its settings are
+ * constants and its partition key is read from the event: a field of the payload (`path`, dotted)
+ * or a header. Dedupe needs no key: each event is delivered to a subscriber once.
+ */
+export interface SubscriberAdmissionOptions {
+  /** Where the partition key is read from; default one partition. A missing field is the partition `''`. */
+  partition?: { path: string } | { header: string }
+  throttle?: { rate: number; per: number; burst?: number }
+  concurrency?: { max: number }
+  globalCap?: { max: number }
+  fair?: { quantum?: number } | true
+  adaptive?: { min?: number; max?: number; initial?: number; targetLagMs?: number }
+}
+
+const keyPart = z.string().min(1).max(200)
+export const subscriberAdmissionSchema = admissionSchema
+  .omit({ partition: true, dedupe: true })
+  .extend({
+    partition: z
+      .union([z.object({ path: keyPart }).strict(), z.object({ header: keyPart }).strict()])
+      .optional(),
+    throttle: z
+      .object({
+        rate: z.number().positive().max(1_000_000),
+        per: z.number().int().min(1).max(86_400_000),
+        burst: z.number().min(1).max(1_000_000).optional(),
+      })
+      .strict()
+      .optional(),
+    concurrency: z.object({ max: count }).strict().optional(),
+  })
+  .strict()
+
+/** What the subscriptions table stores for a subscriber's policy (publish_events reads it). */
+export function subscriberAdmissionRecord(
+  name: string,
+  options: SubscriberAdmissionOptions,
+): Record<string, unknown> {
+  const refuse: Refuse = (what) => {
+    throw new Error(`${what} of subscriber "${name}" is invalid`)
+  }
+  const { partition, ...gates } = options
+  const row = admissionRow(name, gates, undefined, refuse)
+  return {
+    partition_path: partition && 'path' in partition ? partition.path : null,
+    partition_header: partition && 'header' in partition ? partition.header : null,
+    global_max: row.globalMax,
+    rate: row.rate,
+    per_ms: row.perMs,
+    burst: row.burst,
+    max_in_flight: row.maxInFlight,
+    quantum: row.quantum,
+    adaptive_min: row.adaptiveMin,
+    adaptive_max: row.adaptiveMax,
+    adaptive_initial: row.adaptiveInitial,
+    target_lag_ms: row.targetLagMs,
+  }
+}

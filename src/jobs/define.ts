@@ -170,6 +170,8 @@ export interface SubscriberSpec {
   readonly regex: string
   /** The schema of the event payload. */
   readonly payload: z.ZodType
+  /** The subscriber's admission policy as the subscriptions table stores it, if it has one. */
+  readonly admission?: Record<string, unknown> | undefined
   /** Runs the handler for a stored envelope (already parsed with the job's input schema). */
   handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime): Promise<unknown>
 }

@@ -1,4 +1,5 @@
 import type { Statement } from '../db/types.js'
+import { type PartitionMetrics, partitionMetricsSelect } from './admission.js'
 
 /** The depth of one queue at one moment, as `sluice.metrics()` reports it. */
 export interface QueueMetrics {
@@ -19,14 +20,9 @@ export interface QueueMetrics {
   breakerUntil: Date | null
 }
 
-/**
- * Every queue's depth in one statement: the queues given (those of the defined jobs, shown
- * even when empty) plus any queue that has rows. Counts walk the queues' rows, so this is
- * meant for a scrape every few seconds, not for the hot path.
- */
-export function queueMetrics(t: string, knownQueues: readonly string[]): Statement {
-  return {
-    text: `WITH j AS (
+/** The SELECT of every queue's depth; `$1` is the known queues. */
+function queueMetricsSelect(t: string): string {
+  return `WITH j AS (
   SELECT queue,
          count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS ready,
          count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS delayed,
@@ -51,8 +47,39 @@ SELECT q.queue,
        coalesce(c.paused, false) AS "paused",
        CASE WHEN c.breaker_until > now() THEN c.breaker_until END AS "breakerUntil"
 FROM q LEFT JOIN j ON j.queue = q.queue LEFT JOIN d ON d.queue = q.queue LEFT JOIN b ON b.queue = q.queue
-LEFT JOIN ${t}.queues c ON c.name = q.queue
-ORDER BY q.queue`,
-    values: [knownQueues],
+LEFT JOIN ${t}.queues c ON c.name = q.queue`
+}
+
+/**
+ * Every queue's depth in one statement: the queues given (those of the defined jobs, shown
+ * even when empty) plus any queue that has rows. Counts walk the queues' rows, so this is
+ * meant for a scrape every few seconds, not for the hot path.
+ */
+export function queueMetrics(t: string, knownQueues: readonly string[]): Statement {
+  return { text: `${queueMetricsSelect(t)}\nORDER BY q.queue`, values: [knownQueues] }
+}
+
+/** /metrics exports this many partitions at most: the most recently active. */
+export const METRICS_PARTITION_LIMIT = 500
+/** /metrics counts a partition's waiting jobs up to this many. */
+export const METRICS_PENDING_LIMIT = 1_000
+
+/** What /metrics exports, from one statement. */
+export interface Scrape {
+  queues: QueueMetrics[]
+  partitions: PartitionMetrics[]
+}
+
+/**
+ * Everything /metrics exports in one statement: every queue's depth (as queueMetrics) and the
+ * METRICS_PARTITION_LIMIT most recently active partitions of admission policies. Each comes as
+ * one JSON array (timestamps are ISO strings there).
+ */
+export function scrape(t: string, knownQueues: readonly string[]): Statement {
+  return {
+    text: `SELECT (SELECT coalesce(json_agg(m ORDER BY m.queue), '[]'::json) FROM (${queueMetricsSelect(t)}) m) AS queues,
+       (SELECT coalesce(json_agg(p ORDER BY p.policy, p.partition), '[]'::json)
+        FROM (${partitionMetricsSelect(t, '$2', '$3')}) p) AS partitions`,
+    values: [knownQueues, METRICS_PARTITION_LIMIT, METRICS_PENDING_LIMIT],
   }
 }

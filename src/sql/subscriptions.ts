@@ -7,6 +7,8 @@ export interface SubscriptionRow {
   queue: string
   priority: number
   maxAttempts: number
+  /** The subscriber's admission policy (see subscriberAdmissionRecord), or null. */
+  admission: Record<string, unknown> | null
 }
 
 /** Writes the subscriptions from code and deletes those no longer there, in one statement. */
@@ -14,15 +16,16 @@ export function syncSubscriptions(t: string, subs: readonly SubscriptionRow[]): 
   return {
     text: `WITH defs AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS d(name text, pattern text, regex text, queue text, priority smallint, max_attempts integer)
+    AS d(name text, pattern text, regex text, queue text, priority smallint, max_attempts integer, admission jsonb)
 ), up AS (
-  INSERT INTO ${t}.subscriptions AS s (name, pattern, regex, queue, priority, max_attempts)
-  SELECT name, pattern, regex, queue, priority, max_attempts FROM defs
+  INSERT INTO ${t}.subscriptions AS s (name, pattern, regex, queue, priority, max_attempts, admission)
+  SELECT name, pattern, regex, queue, priority, max_attempts, admission FROM defs
   ON CONFLICT (name) DO UPDATE
   SET pattern = excluded.pattern, regex = excluded.regex, queue = excluded.queue, priority = excluded.priority,
-      max_attempts = excluded.max_attempts, updated_at = now()
-  WHERE (s.pattern, s.regex, s.queue, s.priority, s.max_attempts)
-        IS DISTINCT FROM (excluded.pattern, excluded.regex, excluded.queue, excluded.priority, excluded.max_attempts)
+      max_attempts = excluded.max_attempts, admission = excluded.admission, updated_at = now()
+  WHERE (s.pattern, s.regex, s.queue, s.priority, s.max_attempts, s.admission)
+        IS DISTINCT FROM (excluded.pattern, excluded.regex, excluded.queue, excluded.priority, excluded.max_attempts,
+                          excluded.admission)
   RETURNING 1
 ), gone AS (
   DELETE FROM ${t}.subscriptions s WHERE NOT EXISTS (SELECT 1 FROM defs WHERE defs.name = s.name)
@@ -38,6 +41,7 @@ SELECT ((SELECT count(*) FROM up) + (SELECT count(*) FROM gone))::int AS n`,
           queue: s.queue,
           priority: s.priority,
           max_attempts: s.maxAttempts,
+          admission: s.admission,
         })),
       ),
     ],

@@ -34,6 +34,9 @@ export interface JobParams {
   uniqueKey?: string
   exclusiveKey?: string
   batchId?: string
+  /** An admission policy's job: its policy (the job's name) and partition. */
+  policy?: string
+  partitionKey?: string
 }
 
 export interface LeaseParams {
@@ -64,6 +67,38 @@ export interface QueueParams {
   breakerOpenForMs?: number
   /** The queue is held until then (relative to now()). */
   heldForMs?: number
+}
+
+export interface PolicyParams {
+  name: string
+  queue?: string
+  globalMax?: number | null
+}
+
+/** A partition of an admission policy, with its gates' state. */
+export interface PartitionParams {
+  policy: string
+  partitionKey?: string
+  queue?: string
+  /** Throttle: `rate` tokens per `perMs`, at most `burst` (default rate); `tokens` now (default burst). */
+  rate?: number | null
+  perMs?: number
+  burst?: number
+  tokens?: number
+  maxInFlight?: number | null
+  quantum?: number | null
+  adaptiveMin?: number | null
+  adaptiveMax?: number | null
+  targetLagMs?: number | null
+  adaptiveCap?: number | null
+  ewmaLagMs?: number | null
+  paused?: boolean
+  capOverride?: number | null
+  /** Slowed down until then (relative to now()). */
+  slowForMs?: number
+  /** Relative to now(); default: enqueued now, never admitted. */
+  lastEnqueuedInMs?: number | null
+  lastAdmittedInMs?: number | null
 }
 
 export interface InvocationParams {
@@ -151,16 +186,14 @@ export function rowFactory(db: Queryable, t: string) {
 
   async function job(p: JobParams = {}): Promise<SeededJob> {
     const token = p.lease ? (p.lease.token ?? randomUUID()) : null
-    const runAt = p.lease
-      ? ms(p.lease.expiresInMs ?? 30_000)
-      : p.dueAt
-        ? '$15::timestamptz'
-        : ms(p.dueInMs ?? 0)
+    // $15, an absolute due time, wins when given (and not leased).
+    const runAt = `coalesce($15::timestamptz, ${p.lease ? ms(p.lease.expiresInMs ?? 30_000) : ms(p.dueInMs ?? 0)})`
     const row = await one(
       `INSERT INTO ${t}.jobs (queue, name, payload, priority, run_at, attempts, max_attempts, lease_token, leased_by,
-                            enqueued_at, last_error, errors, concurrency_key, unique_key, exclusive_key, batch_id)
+                            enqueued_at, last_error, errors, concurrency_key, unique_key, exclusive_key, batch_id,
+                            policy, partition_key)
        VALUES ($1, $2, $3::jsonb, $4, ${runAt}, $5, $6, $7::uuid, $8, ${ms(p.enqueuedInMs ?? 0)}, $9::jsonb,
-               $10::jsonb, $11, $12, $13, $14::bigint)
+               $10::jsonb, $11, $12, $13, $14::bigint, $16, $17)
        RETURNING id::text AS id`,
       [
         p.queue ?? 'default',
@@ -177,7 +210,9 @@ export function rowFactory(db: Queryable, t: string) {
         p.uniqueKey ?? null,
         p.exclusiveKey ?? null,
         p.batchId ?? null,
-        ...(runAt === '$15::timestamptz' ? [p.dueAt?.toISOString()] : []),
+        p.lease ? null : (p.dueAt?.toISOString() ?? null),
+        p.policy ?? null,
+        p.policy === undefined ? null : (p.partitionKey ?? ''),
       ],
     )
     return { id: row.id as string, token }
@@ -298,6 +333,64 @@ export function rowFactory(db: Queryable, t: string) {
         ],
       )
       return p.name
+    },
+
+    /** An admission policy's row; upserted. */
+    async policy(p: PolicyParams): Promise<string> {
+      await one(
+        `INSERT INTO ${t}.policies (name, queue, global_max) VALUES ($1, $2, $3)
+         ON CONFLICT (name) DO UPDATE SET queue = excluded.queue, global_max = excluded.global_max
+         RETURNING name`,
+        [p.name, p.queue ?? 'default', p.globalMax ?? null],
+      )
+      return p.name
+    },
+
+    /** A partition's row with its gates' state (the policy's row too, when missing); upserted. */
+    async partition(p: PartitionParams): Promise<string> {
+      const queue = p.queue ?? 'default'
+      await db.query(
+        `INSERT INTO ${t}.policies (name, queue) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+        [p.policy, queue],
+      )
+      const at = (n: number | null | undefined): string => (n === null || n === undefined ? 'NULL' : ms(n))
+      const rate = p.rate ?? null
+      const burst = rate === null ? null : (p.burst ?? Math.max(1, rate))
+      await one(
+        `INSERT INTO ${t}.partitions AS x (policy, partition_key, queue, rate, per_ms, burst, tokens, refilled_at,
+            max_in_flight, quantum, adaptive_min, adaptive_max, target_lag_ms, adaptive_cap, ewma_lag_ms, paused,
+            cap_override, slow_until, last_enqueued_at, last_admitted_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $4::float8 IS NOT NULL THEN now() END, $8, $9, $10, $11, $12,
+                 $13, $14, $15, $16, ${at(p.slowForMs)},
+                 ${p.lastEnqueuedInMs === undefined ? 'now()' : at(p.lastEnqueuedInMs)}, ${at(p.lastAdmittedInMs)})
+         ON CONFLICT (policy, partition_key) DO UPDATE SET queue = excluded.queue, rate = excluded.rate,
+           per_ms = excluded.per_ms, burst = excluded.burst, tokens = excluded.tokens, refilled_at = excluded.refilled_at,
+           max_in_flight = excluded.max_in_flight, quantum = excluded.quantum, adaptive_min = excluded.adaptive_min,
+           adaptive_max = excluded.adaptive_max, target_lag_ms = excluded.target_lag_ms,
+           adaptive_cap = excluded.adaptive_cap, ewma_lag_ms = excluded.ewma_lag_ms, paused = excluded.paused,
+           cap_override = excluded.cap_override, slow_until = excluded.slow_until,
+           last_enqueued_at = excluded.last_enqueued_at, last_admitted_at = excluded.last_admitted_at
+         RETURNING partition_key`,
+        [
+          p.policy,
+          p.partitionKey ?? '',
+          queue,
+          rate,
+          rate === null ? null : (p.perMs ?? 1_000),
+          burst,
+          rate === null ? null : (p.tokens ?? burst),
+          p.maxInFlight ?? null,
+          p.quantum ?? null,
+          p.adaptiveMin ?? null,
+          p.adaptiveMax ?? null,
+          p.targetLagMs ?? null,
+          p.adaptiveCap ?? null,
+          p.ewmaLagMs ?? null,
+          p.paused ?? false,
+          p.capOverride ?? null,
+        ],
+      )
+      return p.partitionKey ?? ''
     },
 
     async invocation(p: InvocationParams): Promise<string> {

