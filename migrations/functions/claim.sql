@@ -92,7 +92,7 @@ BEGIN
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
   ), plain AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
-           NULL::text AS policy, NULL::text AS partition_key, false AS over_quantum, NULL::integer AS global_room
+           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room
     FROM open
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
@@ -113,12 +113,14 @@ BEGIN
     -- Stage 2b: the partitions of admission policies this claim admits from, with their room.
     SELECT a.* FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
   ), admitted AS (
-    -- Stage 4b: each partition walked on its own index up to its room; the first `quantum` jobs
-    -- of each come before any partition's rest (fair interleave), the rest by age.
+    -- Stage 4b: each partition walked on its own index up to its room. With fair interleave the
+    -- partitions take turns: each one's first `quantum` jobs (turn 1) come before any partition's
+    -- next `quantum` (turn 2), and so on; within a turn, by age. Without it, all by age.
     SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, open.single_consumer, a.policy,
            a.partition_key,
-           row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
-             > coalesce(a.quantum, p_limit) AS over_quantum,
+           CASE WHEN a.quantum IS NULL THEN 1
+                ELSE (row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
+                      - 1) / a.quantum + 1 END AS turn,
            a.global_room
     FROM admitting a
     JOIN open ON open.name = a.queue
@@ -138,8 +140,8 @@ BEGIN
   ), ranked AS (
     -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
     SELECT c.*,
-           row_number() OVER (PARTITION BY c.queue ORDER BY c.over_quantum, c.priority, c.run_at, c.id) AS in_queue,
-           row_number() OVER (PARTITION BY c.policy ORDER BY c.over_quantum, c.priority, c.run_at, c.id) AS in_policy
+           row_number() OVER (PARTITION BY c.queue ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_queue,
+           row_number() OVER (PARTITION BY c.policy ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_policy
     FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
   ), candidates AS (
     SELECT r.* FROM ranked r JOIN open ON open.name = r.queue
@@ -152,17 +154,17 @@ BEGIN
     WHERE c.name = ANY (p_defer)
     ORDER BY c.queue, c.priority, c.run_at, c.id
   ), picked AS (
-    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.over_quantum
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.turn
     FROM candidates c
     LEFT JOIN cut ON cut.queue = c.queue
     WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
-    ORDER BY c.over_quantum, c.priority, c.run_at, c.id
+    ORDER BY c.turn, c.priority, c.run_at, c.id
     LIMIT p_limit
   )
-  SELECT (SELECT array_agg(id ORDER BY over_quantum, priority, run_at, id) FROM picked),
-         (SELECT array_agg(run_at ORDER BY over_quantum, priority, run_at, id) FROM picked),
-         (SELECT array_agg(single_consumer ORDER BY over_quantum, priority, run_at, id) FROM picked),
-         (SELECT array_agg(exclusive_key ORDER BY over_quantum, priority, run_at, id) FROM picked),
+  SELECT (SELECT array_agg(id ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY turn, priority, run_at, id) FROM picked),
          (SELECT array_agg(queue ORDER BY queue) FROM cut),
          (SELECT array_agg(name ORDER BY queue) FROM cut),
          -- A partition that admitted up to a cap on running jobs may admit more once they settle.

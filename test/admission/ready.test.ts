@@ -51,3 +51,19 @@ test('a partition at its cap, set by hand or by its concurrency, has nothing rea
     paused: 0,
   })
 })
+
+test('a policy at its global cap has nothing ready, in any partition', async () => {
+  await s.rows.policy({ name: 'capped', queue: 'g', globalMax: 1 })
+  await s.rows.policy({ name: 'roomy', queue: 'h', globalMax: 2 })
+  for (const [policy, queue] of [
+    ['capped', 'g'],
+    ['roomy', 'h'],
+  ] as const) {
+    for (const key of ['a', 'b']) {
+      await s.rows.partition({ policy, partitionKey: key, queue })
+      await s.rows.job({ queue, name: policy, policy, partitionKey: key })
+    }
+    await s.rows.leased('inv-1', { queue, name: policy, policy, partitionKey: 'a' })
+  }
+  expect(await backlog('g', 'h')).toEqual({ g: 0, h: 2 })
+})
