@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
+  /** A write to an admin API served read-only. */
+  | 'READ_ONLY'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'NOT_FOUND'
   | 'UNSUPPORTED'

@@ -53,6 +53,7 @@ export {
   type SubscriberOptions,
 } from './events/subscriber.js'
 export { patternRegex, topicMatches } from './events/topics.js'
+export type { AdminOptions } from './http/admin/app.js'
 export { type AppOptions, createApp } from './http/app.js'
 export {
   type AuthCheck,
@@ -68,7 +69,7 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
-export type { Inspect, PartitionsQuery, StatsQuery } from './inspect.js'
+export type { Inspect, JobsQuery, PartitionsQuery, StatsQuery } from './inspect.js'
 export type { AdmissionOptions, AdmissionPolicy, PerInput } from './jobs/admission.js'
 export {
   type AnyContract,
@@ -104,6 +105,7 @@ export type { MigrateResult } from './migrate/run.js'
 export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
 export type { PartitionMetrics, PartitionRow, PolicyRow } from './sql/admission.js'
 export type { DeadLetterRow } from './sql/dead-letters.js'
+export type { JobDetailRow, JobRow, JobState } from './sql/jobs.js'
 export type { QueueMetrics, Scrape } from './sql/metrics.js'
 export type { JobStats } from './sql/stats.js'
 export type { InvocationRow, MaintenanceRow, StatusRow } from './sql/status.js'

@@ -1,4 +1,5 @@
 import { parseBatchId } from './controls/api.js'
+import { parseJobId } from './controls/jobs.js'
 import { parsePolicyName } from './controls/partitions.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
@@ -8,6 +9,7 @@ import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/a
 import { type BatchRow, getBatch } from './sql/batches.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
+import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, listJobs } from './sql/jobs.js'
 import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
 import { type QueueStateRow, queueStates } from './sql/queues.js'
 import { type RecurringRun, recurringRuns } from './sql/recurring.js'
@@ -22,6 +24,16 @@ export interface DeadLetterQuery {
   limit?: number
   /** List only: ids below this one (paging). */
   before?: string
+}
+
+export interface JobsQuery {
+  queue?: string
+  name?: string
+  state?: JobState
+  /** At most this many, 1..1000. Default 100. */
+  limit?: number
+  /** Only jobs with ids above this one: the last id of the previous page. */
+  after?: string
 }
 
 export interface PartitionsQuery {
@@ -46,6 +58,13 @@ export interface StatsQuery {
 export interface Inspect {
   /** Depth of every queue (those of the defined jobs even when empty). */
   queues(): Promise<QueueMetrics[]>
+  /**
+   * A page of the jobs in the jobs table (waiting, scheduled, running, failed and waiting for
+   * a retry) in id order, with payload, attempts and last error. Page on with `after`.
+   */
+  jobs(query?: JobsQuery): Promise<JobRow[]>
+  /** One job of the jobs table with its error history; null when it is not there (finished, dead or unknown). */
+  job(id: string): Promise<JobDetailRow | null>
   /**
    * Every admission policy: its queue, global cap, partitions (how many, how many paused) and
    * its jobs waiting (counted up to 10,000) and running.
@@ -103,6 +122,25 @@ export function inspectApi(
   return {
     async queues() {
       return (await (await db()).query<QueueMetrics>(queueMetrics(t, config.queues))).rows
+    },
+    async jobs(query = {}) {
+      const limit = query.limit ?? 100
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new ValidationError('jobs: limit must be 1..1000')
+      if (query.state !== undefined && !JOB_STATES.includes(query.state))
+        throw new ValidationError(`jobs: state must be one of ${JOB_STATES.join(', ')}`)
+      const filter = {
+        queue: query.queue === undefined ? null : assertName('queue', query.queue),
+        name: query.name === undefined ? null : assertName('job', query.name),
+        state: query.state ?? null,
+        after: query.after === undefined ? null : parseJobId(query.after),
+        limit,
+      }
+      return (await (await db()).query<JobRow>(listJobs(t, filter))).rows
+    },
+    async job(id) {
+      const { rows } = await (await db()).query<JobDetailRow>(getJob(t, parseJobId(id)))
+      return rows[0] ?? null
     },
     async policies() {
       return (await (await db()).query<PolicyRow>(policies(t))).rows

@@ -11,6 +11,7 @@ import { setPartitionCap, setPartitionPaused } from '../sql/admission.js'
 import { createBatch, sealBatch } from '../sql/batches.js'
 import { pauseQueue, resumeQueue, syncQueues } from '../sql/queues.js'
 import { type BatchCallbacks, callbackRows } from './batches.js'
+import { type JobControls, jobControls } from './jobs.js'
 import { parsePartitionCap, parsePartitionRef } from './partitions.js'
 import type { QueueSettings } from './queues.js'
 
@@ -19,7 +20,7 @@ export interface BatchOptions extends BatchCallbacks {
   properties?: unknown
 }
 
-export interface ControlsApi {
+export interface ControlsApi extends JobControls {
   /** Pauses a queue by hand: drains skip it until resume(), whatever the circuit breaker does. */
   pause(queue: string): Promise<void>
   /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
@@ -92,6 +93,7 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
     }
   }
   const api: ControlsApi = {
+    ...jobControls(db, t),
     async pause(queue) {
       await (await db()).query(pauseQueue(t, assertName('queue', queue)))
     },

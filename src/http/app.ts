@@ -1,13 +1,17 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
-import { drainOptionsSchema } from '../drain/options.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
 import { traceRoute } from '../tracing/http.js'
 import { Tracing } from '../tracing/otel.js'
+import { type AdminOptions, adminApp } from './admin/app.js'
+import { coreOperations } from './admin/core.js'
+import { ADMIN_PREFIX, openApiDocument } from './admin/openapi.js'
+import { adminOperations } from './admin/routes.js'
 import { readJson } from './body.js'
+import { drainBodySchema } from './drain-body.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
@@ -37,6 +41,8 @@ export interface AppOptions {
    * A request with any other Origin header gets 403. Default none.
    */
   allowedOrigins?: string[]
+  /** The admin API under /api/v1 (bearer token). `readOnly: true` refuses its writes with 403 READ_ONLY. */
+  admin?: AdminOptions
 }
 
 const appOptionsSchema = z
@@ -54,13 +60,9 @@ const appOptionsSchema = z
     onError: z.function().optional(),
     allowedHosts: hostListSchema.optional(),
     allowedOrigins: originListSchema.optional(),
+    admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
   })
   .strict()
-
-const drainBodySchema = drainOptionsSchema
-  .pick({ queues: true, budgetMs: true, maxJobs: true, concurrency: true })
-  // Set by wake-ups: makes every signed request unique, so that parallel wake-ups are not replays.
-  .extend({ wakeId: z.string().max(100).optional() })
 
 function remaining(option: AppOptions['remainingMs'], c: Context): number | undefined {
   const ms = option?.(c)
@@ -101,7 +103,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
 
   // A span per request when the Sluice traces (see traceRoute); nothing otherwise.
   const tracing = new Tracing(sluice.config.tracing)
-  const traced = (route: string) => traceRoute(tracing, route)
+  const traced = (route?: string) => traceRoute(tracing, route)
 
   const app = new Hono()
   app.onError(onError(options.onError ?? defaultReporter))
@@ -160,6 +162,14 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     const { queues, partitions } = await sluice.inspect.scrape()
     const text = toPrometheus(queues, partitions)
     return c.body(text, 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' })
+  })
+
+  app.use(`${ADMIN_PREFIX}/*`, traced())
+  app.route(ADMIN_PREFIX, adminApp(sluice, guard.admin, { ...options.admin, maxBodyBytes }))
+  let document: object | undefined
+  app.get('/openapi.json', traced('/openapi.json'), guard.admin, (c) => {
+    document ??= openApiDocument(coreOperations, adminOperations(sluice))
+    return c.json(document)
   })
 
   return app

@@ -18,6 +18,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   USAGE: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  READ_ONLY: 403,
   UNKNOWN_JOB: 404,
   UNKNOWN_QUEUE: 404,
   NOT_FOUND: 404,

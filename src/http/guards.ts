@@ -45,6 +45,8 @@ export interface RouteGuards {
   maintain: AuthMiddleware
   metrics: AuthMiddleware
   health: AuthMiddleware
+  /** The admin API (/api/v1/*) and /openapi.json: bearer token. */
+  admin: AuthMiddleware
 }
 
 export type Env = Record<string, string | undefined>
@@ -87,7 +89,7 @@ const signedFor = (verify: SignatureVerifier, route: string): AuthMiddleware =>
 
 export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes: number): RouteGuards {
   if (auth === false)
-    return { write: () => allowAll, maintain: allowAll, metrics: allowAll, health: allowAll }
+    return { write: () => allowAll, maintain: allowAll, metrics: allowAll, health: allowAll, admin: allowAll }
   const checked = appAuthSchema.safeParse(auth)
   if (!checked.success) {
     const first = checked.error.issues[0]
@@ -121,5 +123,6 @@ export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes
     maintain: anyAuth(bearer, signature('/maintain'), cron),
     metrics: auth.publicMetrics ? allowAll : bearer,
     health: auth.publicHealth === false ? bearer : allowAll,
+    admin: bearer,
   }
 }

@@ -419,3 +419,20 @@ test('a tracer provider given in the options is used instead of the global one',
     await ownProvider.shutdown()
   }
 })
+
+test("the admin API's requests get spans named after the route that answered", async () => {
+  env = await makeSluice({ jobs: [greet] })
+  const app = appFor(env)
+  const headers = { Authorization: 'Bearer sk_current_2f6b1c8e9a0d4e7f', traceparent: TRACEPARENT }
+  expect((await app.request('/api/v1/jobs/123', { headers })).status).toBe(404)
+  const span = one('GET /api/v1/jobs/:id')
+  expect(span.kind).toBe(SpanKind.SERVER)
+  expect(parentOf(span)).toBe(UPSTREAM_SPAN)
+  expect(span.attributes).toMatchObject({
+    'http.route': '/api/v1/jobs/:id',
+    'http.response.status_code': 404,
+  })
+  // A 4xx is the client's: not an error of the server span.
+  expect(span.status.code).toBe(SpanStatusCode.UNSET)
+  expect(statementsUnder(span).length).toBe(1)
+})
