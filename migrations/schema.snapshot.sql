@@ -44,6 +44,7 @@ CREATE TABLE blocked (
   unique_key text,
   exclusive_key text,
   batch_id bigint,
+  trace_context text,
   CONSTRAINT blocked_pkey PRIMARY KEY (id)
 );
 
@@ -119,6 +120,7 @@ CREATE TABLE jobs (
   batch_id bigint,
   policy text,
   partition_key text,
+  trace_context text,
   CONSTRAINT jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
@@ -333,7 +335,7 @@ CREATE INDEX unique_locks_job ON :SLUICE_SCHEMA.unique_locks USING btree (job_id
 CREATE UNIQUE INDEX unique_locks_pkey ON :SLUICE_SCHEMA.unique_locks USING btree (key);
 CREATE UNIQUE INDEX wakeups_pkey ON :SLUICE_SCHEMA.wakeups USING btree (queue);
 
-CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean);
+CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean, trace_context text);
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_cap(p_override integer, p_max_in_flight integer, p_adaptive_cap double precision)
  RETURNS integer
@@ -928,7 +930,7 @@ BEGIN
   IF v_ids IS NULL THEN
     -- Nothing picked: at most the queues left for lack of time.
     RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false
+                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false, NULL::text
                  FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
     RETURN;
   END IF;
@@ -946,7 +948,7 @@ BEGIN
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of
   -- the job that did not fit.
   RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                      NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more
+                      NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more, NULL::text
                FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
   GET DIAGNOSTICS v_rows = ROW_COUNT;
 
@@ -957,7 +959,7 @@ BEGIN
     FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
-              p.due, p.single, j.unique_key, j.policy, j.partition_key
+              p.due, p.single, j.unique_key, j.policy, j.partition_key, j.trace_context
   ), charged AS (
     -- Admitted jobs pay their partition's tokens (stage 5b).
     SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
@@ -970,7 +972,7 @@ BEGIN
     RETURNING 1
   )
   SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
-         c.enqueued_at, c.due, c.single, v_more
+         c.enqueued_at, c.due, c.single, v_more, c.trace_context
   FROM claimed c
   -- Reading the charge makes it run before the rows are returned.
   LEFT JOIN charged ON true;
@@ -979,7 +981,7 @@ BEGIN
   -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
   IF v_rows + v_n = 0 AND v_more THEN
     RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
-                        NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true;
+                        NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
   END IF;
 END
 $function$;
@@ -1148,11 +1150,12 @@ BEGIN
           CONTINUE;
         END IF;
         INSERT INTO :SLUICE_SCHEMA.blocked (id, concurrency_key, queue, name, payload, priority, max_attempts, run_at,
-                                            unique_key, exclusive_key, batch_id)
+                                            unique_key, exclusive_key, batch_id, trace_context)
         VALUES (v_id, r.concurrency_key, r.queue, r.name, r.payload, r.priority, r.max_attempts,
                 coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'),
                 CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
-                CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id);
+                CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
+                r.trace_context);
         status := 'blocked';
       ELSE
         status := 'enqueued';
@@ -1164,12 +1167,12 @@ BEGIN
     IF status = 'enqueued' THEN
       INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at,
                                        concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors,
-                                       policy, partition_key)
+                                       policy, partition_key, trace_context)
       VALUES (v_id, r.queue, r.name, r.payload, r.priority, r.max_attempts,
               coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'), r.concurrency_key,
               CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
               CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
-              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'), r.policy, r.partition_key);
+              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'), r.policy, r.partition_key, r.trace_context);
     END IF;
     IF r.batch_id IS NOT NULL THEN
       v_batch := r.batch_id::text;
@@ -1192,7 +1195,7 @@ END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.enqueue_controlled_records(p_rows jsonb)
- RETURNS TABLE(queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamp with time zone, delay_ms bigint, concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text, unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint, errors jsonb, enqueued_at timestamp with time zone, policy text, partition_key text, global_max integer, rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer, adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, ord bigint)
+ RETURNS TABLE(queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamp with time zone, delay_ms bigint, concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text, unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint, errors jsonb, enqueued_at timestamp with time zone, policy text, partition_key text, global_max integer, rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer, adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, trace_context text, ord bigint)
  LANGUAGE sql
  STABLE
 AS $function$
@@ -1200,19 +1203,19 @@ AS $function$
          x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,
          x.unique_on_conflict, x.unique_ttl_ms, x.batch_id, x.id, x.errors, x.enqueued_at, x.policy, x.partition_key,
          x.global_max, x.rate, x.per_ms, x.burst, x.max_in_flight, x.quantum, x.adaptive_min, x.adaptive_max,
-         x.adaptive_initial, x.target_lag_ms, x.ord
+         x.adaptive_initial, x.target_lag_ms, x.trace_context, x.ord
   FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
     queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamptz, delay_ms bigint,
     concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text,
     unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
     errors jsonb, enqueued_at timestamptz, policy text, partition_key text, global_max integer,
     rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer,
-    adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer
+    adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, trace_context text
   )) WITH ORDINALITY AS x(
     queue, name, payload, priority, max_attempts, run_at, delay_ms, concurrency_key, concurrency_limit,
     concurrency_ttl_ms, concurrency_on_conflict, unique_key, unique_strategy, unique_on_conflict, unique_ttl_ms,
     batch_id, id, errors, enqueued_at, policy, partition_key, global_max, rate, per_ms, burst, max_in_flight, quantum,
-    adaptive_min, adaptive_max, adaptive_initial, target_lag_ms, ord
+    adaptive_min, adaptive_max, adaptive_initial, target_lag_ms, trace_context, ord
   )
 $function$;
 
@@ -1349,9 +1352,9 @@ BEGIN
     DELETE FROM :SLUICE_SCHEMA.blocked b USING chosen WHERE b.id = chosen.id RETURNING b.*
   ), promoted AS (
     INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, enqueued_at,
-                                     concurrency_key, unique_key, exclusive_key, batch_id)
+                                     concurrency_key, unique_key, exclusive_key, batch_id, trace_context)
     SELECT id, queue, name, payload, priority, max_attempts, greatest(run_at, now()), enqueued_at,
-           concurrency_key, unique_key, exclusive_key, batch_id
+           concurrency_key, unique_key, exclusive_key, batch_id, trace_context
     FROM moved
     RETURNING concurrency_key
   ), per_key AS (
@@ -1408,11 +1411,14 @@ AS $function$
     WHERE m.adm IS NOT NULL
     HAVING count(*) > 0
   ), written AS (
-    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, policy, partition_key)
+    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, policy, partition_key,
+                                     trace_context)
     SELECT m.job_id, m.queue, m.name,
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
            m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
-           CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part
+           CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part,
+           CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+                THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )

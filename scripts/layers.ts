@@ -19,7 +19,7 @@ export const LAYERS: Layer[] = [
   { name: 'maintain', members: ['maintain/'] },
   { name: 'jobs', members: ['jobs/'] },
   { name: 'controls, events, wake', members: ['controls/', 'events/', 'wake/'] },
-  { name: 'config, drain', members: ['config.ts', 'drain/'] },
+  { name: 'config, drain, tracing', members: ['config.ts', 'drain/', 'tracing/'] },
   { name: 'sluice', members: ['sluice.ts', 'inspect.ts'] },
   { name: 'http', members: ['http/'] },
   { name: 'adapters', members: ['platforms/', 'edge/', 'edge.ts', 'cli/', 'index.ts'] },

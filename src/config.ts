@@ -20,6 +20,7 @@ import {
   maintenanceOptionsSchema,
 } from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
+import type { TracerProviderLike, TracingOption } from './tracing/option.js'
 import { resolveWake, type WakeInput } from './wake/config.js'
 import type { WakeOptions } from './wake/send.js'
 
@@ -53,6 +54,13 @@ export interface SluiceOptions {
   hooks?: Hooks | readonly Hooks[]
   /** Sees every statement: for tracing and statement counting. */
   onQuery?: QueryHook
+  /**
+   * OpenTelemetry traces (docs/tracing.md). Default: spans go to the global tracer provider when
+   * `@opentelemetry/api` is installed and a provider is registered; nothing happens otherwise.
+   * `{ tracerProvider }` uses that provider instead, `{ statements: false }` leaves SQL statements
+   * without spans, `false` turns tracing off.
+   */
+  tracing?: TracingOption
   /** Largest accepted job payload, bytes of JSON. Default 256 KiB. */
   maxPayloadBytes?: number
   drain?: Partial<DrainDefaults>
@@ -90,6 +98,7 @@ export interface ResolvedConfig {
   readonly queues: readonly string[]
   readonly hooks: readonly Hooks[]
   readonly onQuery: QueryHook | undefined
+  readonly tracing: TracingOption | undefined
   readonly maxPayloadBytes: number
   readonly drain: Readonly<DrainDefaults>
   readonly maintenance: Readonly<MaintenanceOptions>
@@ -119,6 +128,18 @@ export const DRAIN_DEFAULTS: DrainDefaults = {
   leaseGraceMs: 5_000,
 }
 
+const tracingSchema = z
+  .object({
+    tracerProvider: z
+      .custom<TracerProviderLike>(
+        (p) => typeof (p as TracerProviderLike | undefined)?.getTracer === 'function',
+        'must be a TracerProvider (with getTracer)',
+      )
+      .optional(),
+    statements: z.boolean().optional(),
+  })
+  .strict()
+
 const isDb = (value: unknown): value is Db =>
   typeof value === 'object' && value !== null && typeof (value as Db).query === 'function' && 'kind' in value
 
@@ -139,6 +160,18 @@ const optionsSchema = z
       .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])
       .optional(),
     onQuery: z.function().optional(),
+    // false, or an object checked field by field below (a union would name no field).
+    tracing: z
+      .custom<TracingOption>(
+        (t) => t === false || (typeof t === 'object' && t !== null && !Array.isArray(t)),
+        'must be false or { tracerProvider?, statements? }',
+      )
+      .superRefine((t, ctx) => {
+        const checked = t === false ? undefined : tracingSchema.safeParse(t)
+        for (const issue of checked?.error?.issues ?? [])
+          ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as (string | number)[] })
+      })
+      .optional(),
     maxPayloadBytes: z
       .number()
       .int()
@@ -240,6 +273,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
     queues: queueNames,
     hooks: Object.freeze([...(hooks as Hooks[])]),
     onQuery: options.onQuery,
+    tracing: options.tracing,
     maxPayloadBytes: options.maxPayloadBytes ?? 256 * 1024,
     drain: Object.freeze({ ...DRAIN_DEFAULTS, ...(options.drain ?? {}) }),
     maintenance: Object.freeze({ ...MAINTENANCE_DEFAULTS, ...(options.maintenance ?? {}) }),

@@ -4,6 +4,7 @@ import { controlTasks } from './controls/tasks.js'
 import { connect } from './db/connect.js'
 import { instrument } from './db/instrument.js'
 import type { Db } from './db/types.js'
+import { observedDurations } from './drain/budget.js'
 import { drain } from './drain/drain.js'
 import type { DrainOptions, DrainSummary } from './drain/options.js'
 import { type EventsApi, eventsApi } from './events/api.js'
@@ -40,6 +41,9 @@ import type { QueueMetrics } from './sql/metrics.js'
 import type { QueueStateRow } from './sql/queues.js'
 import type { RecurringRun } from './sql/recurring.js'
 import type { JobStats } from './sql/stats.js'
+import { traceDb } from './tracing/db.js'
+import { traceDrain, traceEnqueue, traceMaintain, tracePublish } from './tracing/operations.js'
+import { Tracing } from './tracing/otel.js'
 import { enqueueAndWake } from './wake/enqueue.js'
 import { wakeTask } from './wake/task.js'
 
@@ -137,12 +141,15 @@ export function createSluice(options: SluiceOptions): Sluice {
     wakeTask(config.wake, config.queues, Math.min(config.maintenance.intervalMs, 10_000)),
   ]
   validateTasks(tasks)
+  const tracing = new Tracing(config.tracing)
   let opened: Promise<Db> | undefined
   const db = (): Promise<Db> => {
-    opened ??= (
-      typeof config.database === 'string' ? connect(config.database) : Promise.resolve(config.database)
-    ).then(
-      (raw) => instrument(raw, config.onQuery),
+    opened ??= Promise.all([
+      typeof config.database === 'string' ? connect(config.database) : Promise.resolve(config.database),
+      // @opentelemetry/api, when installed, is imported with the first connection.
+      tracing.ready(),
+    ]).then(
+      ([raw]) => traceDb(instrument(raw, config.onQuery), tracing),
       (error: unknown) => {
         // A failed open is retried by the next operation rather than remembered.
         opened = undefined
@@ -184,6 +191,7 @@ export function createSluice(options: SluiceOptions): Sluice {
 
   const controls = controlsApi(db, t, config)
   const events = eventsApi(db, t, config)
+  const publish = events.publish
   const inspect = inspectApi(db, t, config)
   const sluice: Sluice = {
     ...controls,
@@ -200,22 +208,42 @@ export function createSluice(options: SluiceOptions): Sluice {
       const job = resolveJob(config.jobs, jobOrName)
       const row = prepare(job, input, opts, config.maxPayloadBytes)
       const on = target(await db(), opts.tx)
-      const [result] = await enqueueWith(job, input, () =>
-        enqueueAndWake(on, t, [row], config.wake, opts.tx !== undefined),
-      )
+      const write = () =>
+        enqueueWith(job, input, () => enqueueAndWake(on, t, [row], config.wake, opts.tx !== undefined))
+      const tracer = tracing.tracer()
+      const [result] = await (tracer === undefined
+        ? write()
+        : traceEnqueue(tracing, tracer, job, [row], write))
       return result!
     },
     async enqueueMany(jobOrName, inputs, opts = {}) {
       const job = resolveJob(config.jobs, jobOrName)
       const rows = prepareMany(job, inputs, opts, config.maxPayloadBytes)
       const on = target(await db(), opts.tx)
-      return enqueueWith(job, inputs, () => enqueueAndWake(on, t, rows, config.wake, opts.tx !== undefined))
+      const write = () =>
+        enqueueWith(job, inputs, () => enqueueAndWake(on, t, rows, config.wake, opts.tx !== undefined))
+      const tracer = tracing.tracer()
+      return tracer === undefined ? write() : traceEnqueue(tracing, tracer, job, rows, write)
+    },
+    async publish(topic, payload, opts = {}) {
+      await tracing.ready()
+      const tracer = tracing.tracer()
+      if (tracer === undefined) return publish(topic, payload, opts)
+      return tracePublish(tracing, tracer, topic, opts, (traced) => publish(topic, payload, traced))
     },
     async drain(opts = {}) {
-      return drain(await db(), t, config, hooks, opts)
+      const on = await db()
+      const tracer = tracing.tracer()
+      if (tracer === undefined) return drain(on, t, config, hooks, opts)
+      return traceDrain(tracing, tracer, (runJob) =>
+        drain(on, t, config, hooks, opts, observedDurations, runJob),
+      )
     },
     async maintain() {
-      return maintain(await db(), t, tasks)
+      const on = await db()
+      const tracer = tracing.tracer()
+      if (tracer === undefined) return maintain(on, t, tasks)
+      return traceMaintain(tracing, tracer, () => maintain(on, t, tasks))
     },
     inspect,
     metrics: () => inspect.queues(),

@@ -1,6 +1,6 @@
--- The claim and its row type. Its result type changes at times (the `more` and `in_order`
--- columns): a file applied once its content changes drops both functions and the type, and
--- creates them again, in one transaction.
+-- The claim and its row type. Its result type changes at times (the `more`, `in_order` and
+-- `trace_context` columns): a file applied once its content changes drops both functions and the
+-- type, and creates them again, in one transaction.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.relay_and_claim(integer, text[], integer, bigint, text, integer, integer, text[]);
 
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim(text[], integer, bigint, text, integer, integer, text[]);
@@ -14,9 +14,10 @@ DROP TYPE IF EXISTS :SLUICE_SCHEMA.claim_row;
 -- `in_order` says how the drain runs a claimed job, whatever control asked for it (today a
 -- single-consumer queue): the jobs of its queue one at a time in claim order, a failure keeping
 -- its place, and nothing claimed before their outcomes are settled. The drain names no control.
+-- `trace_context` is the W3C trace context the job was enqueued with (null when none).
 CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
   id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer,
-  token text, enqueued_at timestamptz, due_at timestamptz, in_order boolean, more boolean
+  token text, enqueued_at timestamptz, due_at timestamptz, in_order boolean, more boolean, trace_context text
 );
 
 -- The claim is composed of stages, called in this order (1, 2 and 5 are functions of their own,
@@ -184,7 +185,7 @@ BEGIN
   IF v_ids IS NULL THEN
     -- Nothing picked: at most the queues left for lack of time.
     RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false
+                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false, NULL::text
                  FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
     RETURN;
   END IF;
@@ -202,7 +203,7 @@ BEGIN
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of
   -- the job that did not fit.
   RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                      NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more
+                      NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more, NULL::text
                FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
   GET DIAGNOSTICS v_rows = ROW_COUNT;
 
@@ -213,7 +214,7 @@ BEGIN
     FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
-              p.due, p.single, j.unique_key, j.policy, j.partition_key
+              p.due, p.single, j.unique_key, j.policy, j.partition_key, j.trace_context
   ), charged AS (
     -- Admitted jobs pay their partition's tokens (stage 5b).
     SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
@@ -226,7 +227,7 @@ BEGIN
     RETURNING 1
   )
   SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
-         c.enqueued_at, c.due, c.single, v_more
+         c.enqueued_at, c.due, c.single, v_more, c.trace_context
   FROM claimed c
   -- Reading the charge makes it run before the rows are returned.
   LEFT JOIN charged ON true;
@@ -235,7 +236,7 @@ BEGIN
   -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
   IF v_rows + v_n = 0 AND v_more THEN
     RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
-                        NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true;
+                        NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
   END IF;
 END
 $fn$;

@@ -3,7 +3,8 @@
 -- controls' settings). run_at null means delay_ms after now(); id is set for a replayed dead
 -- letter, which also brings its errors and enqueued_at (requeue_dead_letters). ord is each
 -- job's position in the array. A job under an admission policy names it and its partition, with
--- the gates' settings (computed from its input at enqueue; the last enqueue's win).
+-- the gates' settings (computed from its input at enqueue; the last enqueue's win). trace_context
+-- is the W3C trace context of the traced enqueue that wrote the job (absent when none).
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.enqueue_controlled_records(jsonb);
 
 CREATE FUNCTION :SLUICE_SCHEMA.enqueue_controlled_records(p_rows jsonb)
@@ -13,7 +14,8 @@ RETURNS TABLE (
   unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
   errors jsonb, enqueued_at timestamptz, policy text, partition_key text, global_max integer,
   rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer,
-  adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, ord bigint
+  adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, trace_context text,
+  ord bigint
 )
 LANGUAGE sql STABLE
 AS $fn$
@@ -21,19 +23,19 @@ AS $fn$
          x.concurrency_limit, x.concurrency_ttl_ms, x.concurrency_on_conflict, x.unique_key, x.unique_strategy,
          x.unique_on_conflict, x.unique_ttl_ms, x.batch_id, x.id, x.errors, x.enqueued_at, x.policy, x.partition_key,
          x.global_max, x.rate, x.per_ms, x.burst, x.max_in_flight, x.quantum, x.adaptive_min, x.adaptive_max,
-         x.adaptive_initial, x.target_lag_ms, x.ord
+         x.adaptive_initial, x.target_lag_ms, x.trace_context, x.ord
   FROM ROWS FROM (jsonb_to_recordset(p_rows) AS (
     queue text, name text, payload jsonb, priority smallint, max_attempts integer, run_at timestamptz, delay_ms bigint,
     concurrency_key text, concurrency_limit integer, concurrency_ttl_ms bigint, concurrency_on_conflict text,
     unique_key text, unique_strategy text, unique_on_conflict text, unique_ttl_ms bigint, batch_id bigint, id bigint,
     errors jsonb, enqueued_at timestamptz, policy text, partition_key text, global_max integer,
     rate double precision, per_ms bigint, burst double precision, max_in_flight integer, quantum integer,
-    adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer
+    adaptive_min integer, adaptive_max integer, adaptive_initial integer, target_lag_ms integer, trace_context text
   )) WITH ORDINALITY AS x(
     queue, name, payload, priority, max_attempts, run_at, delay_ms, concurrency_key, concurrency_limit,
     concurrency_ttl_ms, concurrency_on_conflict, unique_key, unique_strategy, unique_on_conflict, unique_ttl_ms,
     batch_id, id, errors, enqueued_at, policy, partition_key, global_max, rate, per_ms, burst, max_in_flight, quantum,
-    adaptive_min, adaptive_max, adaptive_initial, target_lag_ms, ord
+    adaptive_min, adaptive_max, adaptive_initial, target_lag_ms, trace_context, ord
   )
 $fn$;
 
@@ -150,11 +152,12 @@ BEGIN
           CONTINUE;
         END IF;
         INSERT INTO :SLUICE_SCHEMA.blocked (id, concurrency_key, queue, name, payload, priority, max_attempts, run_at,
-                                            unique_key, exclusive_key, batch_id)
+                                            unique_key, exclusive_key, batch_id, trace_context)
         VALUES (v_id, r.concurrency_key, r.queue, r.name, r.payload, r.priority, r.max_attempts,
                 coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'),
                 CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
-                CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id);
+                CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
+                r.trace_context);
         status := 'blocked';
       ELSE
         status := 'enqueued';
@@ -166,12 +169,12 @@ BEGIN
     IF status = 'enqueued' THEN
       INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at,
                                        concurrency_key, unique_key, exclusive_key, batch_id, enqueued_at, errors,
-                                       policy, partition_key)
+                                       policy, partition_key, trace_context)
       VALUES (v_id, r.queue, r.name, r.payload, r.priority, r.max_attempts,
               coalesce(r.run_at, now() + r.delay_ms * interval '1 millisecond'), r.concurrency_key,
               CASE WHEN r.unique_strategy = 'until-executed' THEN r.unique_key END,
               CASE WHEN r.unique_strategy = 'while-executing' THEN r.unique_key END, r.batch_id,
-              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'), r.policy, r.partition_key);
+              coalesce(r.enqueued_at, now()), coalesce(r.errors, '[]'), r.policy, r.partition_key, r.trace_context);
     END IF;
     IF r.batch_id IS NOT NULL THEN
       v_batch := r.batch_id::text;

@@ -19,7 +19,9 @@ $fn$;
 -- publish_event_records. The job's payload is the event envelope
 -- { topic, eventId, payload, headers, publishedAt }. A subscriber with an admission policy gets
 -- its jobs under that policy, in the partition read from the event (a payload path or a header),
--- and the partition's row written as an enqueue writes it. Returns the jobs written per queue.
+-- and the partition's row written as an enqueue writes it. A job's trace context is the event's
+-- `traceparent` header (with its `tracestate`, if any) when it has a well-formed one, so that a
+-- subscriber's run continues the trace that published the event. Returns the jobs written per queue.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
 RETURNS TABLE (queue text, jobs integer)
 LANGUAGE sql
@@ -51,11 +53,14 @@ AS $fn$
     WHERE m.adm IS NOT NULL
     HAVING count(*) > 0
   ), written AS (
-    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, policy, partition_key)
+    INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, policy, partition_key,
+                                     trace_context)
     SELECT m.job_id, m.queue, m.name,
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
            m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
-           CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part
+           CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part,
+           CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+                THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )

@@ -30,9 +30,9 @@ BEGIN
     DELETE FROM :SLUICE_SCHEMA.blocked b USING chosen WHERE b.id = chosen.id RETURNING b.*
   ), promoted AS (
     INSERT INTO :SLUICE_SCHEMA.jobs (id, queue, name, payload, priority, max_attempts, run_at, enqueued_at,
-                                     concurrency_key, unique_key, exclusive_key, batch_id)
+                                     concurrency_key, unique_key, exclusive_key, batch_id, trace_context)
     SELECT id, queue, name, payload, priority, max_attempts, greatest(run_at, now()), enqueued_at,
-           concurrency_key, unique_key, exclusive_key, batch_id
+           concurrency_key, unique_key, exclusive_key, batch_id, trace_context
     FROM moved
     RETURNING concurrency_key
   ), per_key AS (

@@ -91,6 +91,12 @@ function report(
   }
 }
 
+/**
+ * Runs one job to its outcome by calling `execute` (given only when the drain is traced: it
+ * wraps each run in a span, see src/tracing/drain.ts).
+ */
+export type RunJob = (row: ClaimedRow, execute: () => Promise<Outcome>) => Promise<Outcome>
+
 /** Runs a batch with `concurrency` handlers; jobs that do not fit before the deadline are handed back. */
 export async function runBatch(
   rows: ClaimedRow[],
@@ -101,6 +107,7 @@ export async function runBatch(
   durations: DurationBook,
   onJob: ((run: JobRun) => void) | undefined,
   runtime: SubscriberRuntime,
+  traced?: RunJob,
 ): Promise<Batch> {
   const deadline = clock.deadline
   // When the claim's reply arrived: each job's admitted-to-started lag is measured from here.
@@ -123,7 +130,10 @@ export async function runBatch(
     }
     clock.ran++
     const started = Date.now()
-    const outcome = await execute(row, job, { hooks, deadline, runtime, claimedAt })
+    const outcome =
+      traced === undefined
+        ? await execute(row, job, { hooks, deadline, runtime, claimedAt })
+        : await traced(row, () => execute(row, job, { hooks, deadline, runtime, claimedAt }))
     report(onJob, hooks, row, outcome, Date.now() - started)
     if (outcome.kind === 'failed') {
       batch.failures.push(outcome.failure)

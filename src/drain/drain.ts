@@ -17,7 +17,16 @@ import {
   settle,
   settleAndClaim,
 } from '../sql/index.js'
-import { absorb, type Batch, byQueueOrder, type Clock, emptyBatch, handBackOf, runBatch } from './batch.js'
+import {
+  absorb,
+  type Batch,
+  byQueueOrder,
+  type Clock,
+  emptyBatch,
+  handBackOf,
+  type RunJob,
+  runBatch,
+} from './batch.js'
 import {
   availableMs,
   DURATIONS_SAMPLE,
@@ -49,6 +58,7 @@ export async function drain(
   hooks: HookRunner,
   input: DrainOptions = {},
   durations: DurationBook = observedDurations,
+  traced?: RunJob,
 ): Promise<DrainSummary> {
   const parsed = drainOptionsSchema.safeParse(input)
   if (!parsed.success) {
@@ -250,7 +260,7 @@ export async function drain(
     // in microtasks and would otherwise finish before the statement even leaves.
     if (claiming) await new Promise((resolve) => setImmediate(resolve))
     const [ran, claimed] = await Promise.allSettled([
-      runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob, runtime),
+      runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob, runtime, traced),
       claiming,
     ])
     if (claimed.status === 'rejected') throw claimed.reason

@@ -8,7 +8,7 @@ import type { ClaimedRow, Completion, Failure } from '../sql/index.js'
 export type Outcome =
   | { kind: 'completed'; completion: Completion }
   | { kind: 'expired'; completion: Completion }
-  | { kind: 'failed'; failure: Failure; willRetry: boolean }
+  | { kind: 'failed'; failure: Failure; willRetry: boolean; error: unknown }
 
 export class JobTimeoutError extends SluiceError {
   constructor(ms: number, byDeadline: boolean) {
@@ -62,7 +62,7 @@ export async function execute(
     }
     // A job run in order keeps its place: it stays at the head and its queue waits.
     if (row.in_order) failure.keepPlace = row.due_at
-    return { kind: 'failed', failure, willRetry: !final }
+    return { kind: 'failed', failure, willRetry: !final, error }
   }
   if (!job) {
     // Deployed code may not know this job yet (or any more): retry on the default schedule.

@@ -4,6 +4,8 @@ import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
+import { traceRoute } from '../tracing/http.js'
+import { Tracing } from '../tracing/otel.js'
 import { type AdminOptions, adminApp } from './admin/app.js'
 import { coreOperations } from './admin/core.js'
 import { ADMIN_PREFIX, openApiDocument } from './admin/openapi.js'
@@ -99,6 +101,10 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   const guard = routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes)
   const healthTimeoutMs = options.healthTimeoutMs ?? 5_000
 
+  // A span per request when the Sluice traces (see traceRoute); nothing otherwise.
+  const tracing = new Tracing(sluice.config.tracing)
+  const traced = (route?: string) => traceRoute(tracing, route)
+
   const app = new Hono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
@@ -107,6 +113,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
 
   app.post(
     '/jobs/:name',
+    traced('/jobs/:name'),
     jsonOnly,
     guard.write('/jobs/:name'),
     enqueueRoute(
@@ -116,7 +123,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     ),
   )
 
-  app.post('/events/:topic', jsonOnly, guard.write('/events/:topic'), async (c) => {
+  app.post('/events/:topic', traced('/events/:topic'), jsonOnly, guard.write('/events/:topic'), async (c) => {
     const topic = assertTopic(c.req.param('topic'))
     const body = parseBody(publishRequestSchema, await readJson(c, maxBodyBytes))
     const result = await sluice.publish(topic, body.payload, {
@@ -127,7 +134,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json(result, 202)
   })
 
-  app.post('/drain', jsonOnly, guard.write('/drain'), async (c) => {
+  app.post('/drain', traced('/drain'), jsonOnly, guard.write('/drain'), async (c) => {
     const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))
     const platformRemainingMs = remaining(options.remainingMs, c)
     const summary = await sluice.drain({
@@ -137,9 +144,11 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json(summary)
   })
 
-  app.on(['GET', 'POST'], '/maintain', jsonOnly, guard.maintain, async (c) => c.json(await sluice.maintain()))
+  app.on(['GET', 'POST'], '/maintain', traced('/maintain'), jsonOnly, guard.maintain, async (c) =>
+    c.json(await sluice.maintain()),
+  )
 
-  app.get('/health', guard.health, async (c) => {
+  app.get('/health', traced('/health'), guard.health, async (c) => {
     const started = performance.now()
     try {
       await withTimeout(sluice.inspect.health(), healthTimeoutMs)
@@ -149,15 +158,16 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json({ ok: true, database: 'ok', latencyMs: Math.round(performance.now() - started) })
   })
 
-  app.get('/metrics', guard.metrics, async (c) => {
+  app.get('/metrics', traced('/metrics'), guard.metrics, async (c) => {
     const { queues, partitions } = await sluice.inspect.scrape()
     const text = toPrometheus(queues, partitions)
     return c.body(text, 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Cache-Control': 'no-store' })
   })
 
+  app.use(`${ADMIN_PREFIX}/*`, traced())
   app.route(ADMIN_PREFIX, adminApp(sluice, guard.admin, { ...options.admin, maxBodyBytes }))
   let document: object | undefined
-  app.get('/openapi.json', guard.admin, (c) => {
+  app.get('/openapi.json', traced('/openapi.json'), guard.admin, (c) => {
     document ??= openApiDocument(coreOperations, adminOperations(sluice))
     return c.json(document)
   })

@@ -141,5 +141,13 @@ export const migrations: readonly Migration[] = [
     "statements": [
       "-- A subscriber's admission policy (static settings, and where its partition key is read from\n-- in the event), applied by publish to the jobs it writes.\nALTER TABLE :SLUICE_SCHEMA.subscriptions ADD COLUMN admission jsonb"
     ]
+  },
+  {
+    "version": 13,
+    "name": "0013_trace_context",
+    "statements": [
+      "-- Trace context: a job enqueued (or published) inside a traced operation carries the W3C trace\n-- context of that operation, `traceparent` and, when there is one, a space and `tracestate`\n-- (`00-<trace id>-<span id>-<flags>[ <tracestate>]`). The drain's span for each run of the job is a\n-- child of it. Null when nothing was traced. A blocked job keeps it until it is promoted.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN trace_context text",
+      "ALTER TABLE :SLUICE_SCHEMA.blocked ADD COLUMN trace_context text"
+    ]
   }
 ]

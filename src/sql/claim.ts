@@ -51,6 +51,8 @@ export interface ClaimedRow {
   processed?: boolean
   /** See ClaimRow: the same on every row of one claim. */
   more: boolean
+  /** The W3C trace context the job was enqueued with (see NewJob's `traceContext`); null when none. */
+  trace_context: string | null
 }
 
 /**

@@ -38,6 +38,11 @@ export interface NewJob {
   id?: string
   /** The job's admission policy: its partition and the gates' settings. */
   admission?: AdmissionRow
+  /**
+   * The W3C trace context of the traced enqueue that writes the job (`traceparent`, and a space
+   * and `tracestate` when there is one): its runs' spans continue that trace. Absent when untraced.
+   */
+  traceContext?: string
 }
 
 /** Whether a job needs the controlled path (locks, slots, batch counters). */
@@ -54,13 +59,13 @@ export interface ControlledRow {
   existing_id: string | null
 }
 
-const COLUMNS = 'queue, name, payload, priority, max_attempts, run_at'
+const COLUMNS = 'queue, name, payload, priority, max_attempts, run_at, trace_context'
 
 /** One job, one INSERT. The database's clock applies the delay, so client clock skew cannot. */
 export function enqueueOne(t: string, job: NewJob): Statement {
   return {
     text: `INSERT INTO ${t}.jobs (${COLUMNS})
-VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::timestamptz, now() + $7::bigint * interval '1 millisecond'))
+VALUES ($1, $2, $3::jsonb, $4, $5, coalesce($6::timestamptz, now() + $7::bigint * interval '1 millisecond'), $8::text)
 RETURNING id::text AS id`,
     values: [
       job.queue,
@@ -70,13 +75,14 @@ RETURNING id::text AS id`,
       job.maxAttempts,
       job.runAt?.toISOString() ?? null,
       job.delayMs,
+      job.traceContext ?? null,
     ],
   }
 }
 
 /**
- * Many jobs of one kind, one INSERT: what they share (queue, name, priority, attempts, timing)
- * goes once as plain parameters, the payloads as a single JSON array parameter, which every
+ * Many jobs of one kind, one INSERT: what they share (queue, name, priority, attempts, timing,
+ * trace context) goes once as plain parameters, the payloads as a single JSON array parameter, which every
  * driver binds the same way and which has no bind-parameter limit. Ids come back in input order.
  */
 export function enqueueMany(
@@ -86,7 +92,7 @@ export function enqueueMany(
 ): Statement {
   return {
     text: `INSERT INTO ${t}.jobs (${COLUMNS})
-SELECT $2, $3, p.value, $4, $5, coalesce($6::timestamptz, now() + $7::bigint * interval '1 millisecond')
+SELECT $2, $3, p.value, $4, $5, coalesce($6::timestamptz, now() + $7::bigint * interval '1 millisecond'), $8::text
 FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS p(value, o)
 ORDER BY p.o
 RETURNING id::text AS id`,
@@ -99,6 +105,7 @@ RETURNING id::text AS id`,
       shared.maxAttempts,
       shared.runAt?.toISOString() ?? null,
       shared.delayMs,
+      shared.traceContext ?? null,
     ],
   }
 }
@@ -141,8 +148,10 @@ export function controlledRow(job: NewJob): string {
     adaptive_initial: a?.adaptiveInitial ?? null,
     target_lag_ms: a?.targetLagMs ?? null,
   })
+  // Only a traced enqueue sends a trace context: absent, the decoder reads null.
+  const trace = job.traceContext === undefined ? '' : `,"trace_context":${JSON.stringify(job.traceContext)}`
   // The payload is already JSON: splice it in rather than escaping it again.
-  return `${meta.slice(0, -1)},"payload":${job.payload}}`
+  return `${meta.slice(0, -1)}${trace},"payload":${job.payload}}`
 }
 
 /** The jobs enqueue_controlled (and requeue_dead_letters, which calls it) is sent. */

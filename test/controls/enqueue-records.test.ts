@@ -55,6 +55,7 @@ const none = {
   adaptive_max: null,
   adaptive_initial: null,
   target_lag_ms: null,
+  trace_context: null,
 }
 
 test('controlled jobs round-trip every field, in order', async () => {
@@ -86,6 +87,8 @@ test('controlled jobs round-trip every field, in order', async () => {
         adaptiveInitial: 3,
         targetLagMs: 250,
       },
+      traceContext:
+        '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
     },
     {
       queue: 'q2',
@@ -130,6 +133,8 @@ test('controlled jobs round-trip every field, in order', async () => {
       adaptive_max: 9,
       adaptive_initial: 3,
       target_lag_ms: 250,
+      trace_context:
+        '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
       ord: 1,
     },
     {

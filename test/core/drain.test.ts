@@ -34,8 +34,10 @@ describe('statement counts', () => {
     env = await makeSluice({ jobs: [noop] })
     const later = await env.sluice.enqueueMany(noop, [{ n: 1 }, { n: 2 }], { priority: 5, delay: 60_000 })
     const fixed = await env.sluice.enqueueMany(noop, [{ n: 3 }, { n: 4 }], { runAt: '2030-01-01T00:00:00Z' })
-    // The payloads travel as one array; queue, name, priority, attempts and timing once each.
-    expect(env.statements.events.map((e) => e.values.length)).toEqual([7, 7])
+    // The payloads travel as one array; queue, name, priority, attempts, timing and trace context
+    // (null: untraced) once each.
+    expect(env.statements.events.map((e) => e.values.length)).toEqual([8, 8])
+    expect(env.statements.events.map((e) => e.values.at(-1))).toEqual([null, null])
     const rows = await env.sql(
       `SELECT id::text AS id, queue, name, payload, priority, max_attempts,
               run_at > now() + interval '50 seconds' AS later, run_at = '2030-01-01T00:00:00Z' AS fixed
