@@ -709,6 +709,42 @@ AS $function$
               ELSE to_char(ceil(p_ms / 360000) / 10, 'FM99999990.0') || ' h' END
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_walk(p_open text[], p_limit integer)
+ RETURNS TABLE(id bigint, run_at timestamp with time zone, priority smallint, exclusive_key text, name text, queue text, policy text, partition_key text, turn bigint, global_room integer, more boolean)
+ LANGUAGE sql
+ ROWS 64
+ SET jit TO 'off'
+AS $function$
+  WITH admitting AS (
+    SELECT a.*,
+           least(a.room, greatest(coalesce(a.quantum, 1),
+                                  ceil(p_limit::numeric / count(*) OVER (PARTITION BY a.queue))::integer)) AS take
+    FROM :SLUICE_SCHEMA.admission_room(p_open, p_limit) a
+  )
+  SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, a.policy, a.partition_key,
+         CASE WHEN a.quantum IS NULL THEN 1
+              ELSE (row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
+                    - 1) / a.quantum + 1 END,
+         a.global_room,
+         a.capped OR (a.take < a.room AND count(*) OVER (PARTITION BY a.policy, a.partition_key) >= a.take)
+  FROM admitting a
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
+      AND j.attempts < j.max_attempts
+      -- Stage 3's per-row condition, as in the plain walk: a while-executing key held by another
+      -- job keeps the job waiting.
+      AND (j.exclusive_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+            WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT a.take
+    FOR UPDATE SKIP LOCKED
+  ) x
+  WHERE a.take > 0
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
  RETURNS void
  LANGUAGE plpgsql
@@ -837,7 +873,8 @@ BEGIN
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
   ), plain AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
-           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room
+           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
+           false AS more
     FROM open
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
@@ -854,40 +891,13 @@ BEGIN
       FOR UPDATE SKIP LOCKED
     ) p
     WHERE open.room > 0
-  ), admitting AS (
-    -- Stage 2b: the partitions of admission policies this claim admits from, with their room,
-    -- and how many jobs of each the walk reads and locks: a share of the claim (at least a
-    -- quantum), not the whole room of every partition. A partition that had more than its share
-    -- makes the claim report `more`.
-    SELECT a.*,
-           least(a.room, greatest(coalesce(a.quantum, 1),
-                                  ceil(p_limit::numeric / count(*) OVER (PARTITION BY a.queue))::integer)) AS take
-    FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
   ), admitted AS (
-    -- Stage 4b: each partition walked on its own index up to its room. With fair interleave the
-    -- partitions take turns: each one's first `quantum` jobs (turn 1) come before any partition's
-    -- next `quantum` (turn 2), and so on; within a turn, by age. Without it, all by age.
-    SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, open.single_consumer, a.policy,
-           a.partition_key,
-           CASE WHEN a.quantum IS NULL THEN 1
-                ELSE (row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
-                      - 1) / a.quantum + 1 END AS turn,
-           a.global_room
-    FROM admitting a
-    JOIN open ON open.name = a.queue
-    CROSS JOIN LATERAL (
-      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-      FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
-        AND j.attempts < j.max_attempts
-        AND (j.exclusive_key IS NULL OR NOT EXISTS (
-              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
-      ORDER BY j.priority, j.run_at, j.id
-      LIMIT a.take
-      FOR UPDATE SKIP LOCKED
-    ) x
-    WHERE a.take > 0
+    -- Stages 2b and 4b (admission_walk, in admission.sql): the jobs of admission policies'
+    -- partitions that their gates let this claim take, in turns when the policy is fair.
+    SELECT w.id, w.run_at, w.priority, w.exclusive_key, w.name, w.queue, open.single_consumer, w.policy,
+           w.partition_key, w.turn, w.global_room, w.more
+    FROM :SLUICE_SCHEMA.admission_walk(v_open, p_limit) w
+    JOIN open ON open.name = w.queue
   ), ranked AS (
     -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
     SELECT c.*,
@@ -920,11 +930,7 @@ BEGIN
          (SELECT array_agg(name ORDER BY queue) FROM cut),
          -- A partition that admitted up to a cap on running jobs may admit more once they settle;
          -- one that gave its whole share may have more to give now.
-         (SELECT bool_or(CASE WHEN n.n = 0 THEN false
-                              ELSE a.capped OR (a.take < a.room AND n.n >= a.take) END)
-          FROM admitting a
-          CROSS JOIN LATERAL (SELECT count(*) AS n FROM admitted x
-                              WHERE x.policy = a.policy AND x.partition_key = a.partition_key) n)
+         (SELECT bool_or(more) FROM admitted)
   INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names, v_capped;
 
   IF v_ids IS NULL THEN

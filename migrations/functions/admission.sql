@@ -133,6 +133,54 @@ BEGIN
 END
 $fn$;
 
+-- Stages 2b and 4b of the claim: the partitions it admits from (admission_room) and, from each,
+-- the due jobs it may take, read and locked on the partition's admit index: a share of the claim
+-- (at least a quantum), not each partition's whole room. With fair interleave the partitions take
+-- turns: each one's first `quantum` jobs (turn 1) come before any partition's next `quantum`
+-- (turn 2), and so on; within a turn, by age. Without it, all by age. `more` is set on the rows of
+-- a partition that admitted up to a cap on running jobs (it frees as they settle) or gave its whole
+-- share (it may have more to give now): the claim then reports `more`.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.admission_walk(text[], integer);
+
+CREATE FUNCTION :SLUICE_SCHEMA.admission_walk(p_open text[], p_limit integer)
+RETURNS TABLE (
+  id bigint, run_at timestamptz, priority smallint, exclusive_key text, name text, queue text, policy text,
+  partition_key text, turn bigint, global_room integer, more boolean
+)
+LANGUAGE sql
+ROWS 64
+SET jit = off
+AS $fn$
+  WITH admitting AS (
+    SELECT a.*,
+           least(a.room, greatest(coalesce(a.quantum, 1),
+                                  ceil(p_limit::numeric / count(*) OVER (PARTITION BY a.queue))::integer)) AS take
+    FROM :SLUICE_SCHEMA.admission_room(p_open, p_limit) a
+  )
+  SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, a.policy, a.partition_key,
+         CASE WHEN a.quantum IS NULL THEN 1
+              ELSE (row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
+                    - 1) / a.quantum + 1 END,
+         a.global_room,
+         a.capped OR (a.take < a.room AND count(*) OVER (PARTITION BY a.policy, a.partition_key) >= a.take)
+  FROM admitting a
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
+      AND j.attempts < j.max_attempts
+      -- Stage 3's per-row condition, as in the plain walk: a while-executing key held by another
+      -- job keeps the job waiting.
+      AND (j.exclusive_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+            WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT a.take
+    FOR UPDATE SKIP LOCKED
+  ) x
+  WHERE a.take > 0
+$fn$;
+
 -- After the claim: each admitting partition pays a token per admitted job and goes to the back
 -- of the turn order. Its row is still locked by admission_room, so nothing changed it since.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])

@@ -24,11 +24,13 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 -- in claim_stages.sql):
 --   1. claim_eligible: which of the drain's queues it may serve now;
 --   2. claim_room: how many jobs each of them may take in this claim;
---   2b. admission_room (admission.sql): the partitions of admission policies it admits from, and
---      the room each partition's gates leave (throttle, concurrency, adaptive cap, global cap);
+--   2b. admission_room (admission.sql, called by admission_walk): the partitions of admission
+--      policies it admits from, and the room each partition's gates leave (throttle, concurrency,
+--      adaptive cap, global cap);
 --   3. the per-row condition a waiting job must meet to be picked (a section of the walk in 4);
 --   4. picking (in claim itself): each queue's plain jobs walked on the ready index, in order, up
---      to its room, and (4b) each admitting partition's jobs on the admit index, up to its room;
+--      to its room, and (4b, admission_walk) each admitting partition's jobs on the admit index, a
+--      share of the claim each, in turns when the policy is fair;
 --   5. claim_take_keys: locks taken after picking; a picked job that cannot take its lock is
 --      dropped, and the claim reports `more` so that the drain claims again once it settles;
 --   5b. admission_charge (admission.sql): admitted jobs pay their partition's tokens.
@@ -92,7 +94,8 @@ BEGIN
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
   ), plain AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
-           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room
+           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
+           false AS more
     FROM open
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
@@ -109,40 +112,13 @@ BEGIN
       FOR UPDATE SKIP LOCKED
     ) p
     WHERE open.room > 0
-  ), admitting AS (
-    -- Stage 2b: the partitions of admission policies this claim admits from, with their room,
-    -- and how many jobs of each the walk reads and locks: a share of the claim (at least a
-    -- quantum), not the whole room of every partition. A partition that had more than its share
-    -- makes the claim report `more`.
-    SELECT a.*,
-           least(a.room, greatest(coalesce(a.quantum, 1),
-                                  ceil(p_limit::numeric / count(*) OVER (PARTITION BY a.queue))::integer)) AS take
-    FROM :SLUICE_SCHEMA.admission_room(v_open, p_limit) a
   ), admitted AS (
-    -- Stage 4b: each partition walked on its own index up to its room. With fair interleave the
-    -- partitions take turns: each one's first `quantum` jobs (turn 1) come before any partition's
-    -- next `quantum` (turn 2), and so on; within a turn, by age. Without it, all by age.
-    SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, open.single_consumer, a.policy,
-           a.partition_key,
-           CASE WHEN a.quantum IS NULL THEN 1
-                ELSE (row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
-                      - 1) / a.quantum + 1 END AS turn,
-           a.global_room
-    FROM admitting a
-    JOIN open ON open.name = a.queue
-    CROSS JOIN LATERAL (
-      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-      FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
-        AND j.attempts < j.max_attempts
-        AND (j.exclusive_key IS NULL OR NOT EXISTS (
-              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
-      ORDER BY j.priority, j.run_at, j.id
-      LIMIT a.take
-      FOR UPDATE SKIP LOCKED
-    ) x
-    WHERE a.take > 0
+    -- Stages 2b and 4b (admission_walk, in admission.sql): the jobs of admission policies'
+    -- partitions that their gates let this claim take, in turns when the policy is fair.
+    SELECT w.id, w.run_at, w.priority, w.exclusive_key, w.name, w.queue, open.single_consumer, w.policy,
+           w.partition_key, w.turn, w.global_room, w.more
+    FROM :SLUICE_SCHEMA.admission_walk(v_open, p_limit) w
+    JOIN open ON open.name = w.queue
   ), ranked AS (
     -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
     SELECT c.*,
@@ -175,11 +151,7 @@ BEGIN
          (SELECT array_agg(name ORDER BY queue) FROM cut),
          -- A partition that admitted up to a cap on running jobs may admit more once they settle;
          -- one that gave its whole share may have more to give now.
-         (SELECT bool_or(CASE WHEN n.n = 0 THEN false
-                              ELSE a.capped OR (a.take < a.room AND n.n >= a.take) END)
-          FROM admitting a
-          CROSS JOIN LATERAL (SELECT count(*) AS n FROM admitted x
-                              WHERE x.policy = a.policy AND x.partition_key = a.partition_key) n)
+         (SELECT bool_or(more) FROM admitted)
   INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names, v_capped;
 
   IF v_ids IS NULL THEN
