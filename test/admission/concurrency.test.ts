@@ -21,11 +21,23 @@ afterEach(async () => {
 test('max 3 per partition, 6 drains, 300 jobs on 5 partitions: each partition runs at most 3 at once, reaches 3, and every job runs', async () => {
   const PARTITIONS = ['a', 'b', 'c', 'd', 'e']
   const recorders = new Map(PARTITIONS.map((p) => [p, new OverlapRecorder()]))
+  // Until a partition has had 3 runs at once, its runs hold their slot until it does (or 10 s
+  // pass, when the cap would have kept it under 3): reaching the cap is then a condition the
+  // drains meet, not a matter of timing. After that, each run takes 15 ms.
+  const reached = new Set<string>()
   const job = defineJob({
     name: 'capped-per-partition',
     input: z.object({ p: z.string(), n: z.number() }),
     admission: { partition: (i) => i.p, concurrency: { max: 3 } },
-    run: (input) => recorders.get(input.p)!.track(`${input.p}:${input.n}`, () => sleep(15)),
+    run: (input) => {
+      const recorder = recorders.get(input.p)!
+      return recorder.track(`${input.p}:${input.n}`, async () => {
+        const giveUp = Date.now() + 10_000
+        while (!reached.has(input.p) && recorder.current < 3 && Date.now() < giveUp) await sleep(5)
+        if (recorder.current >= 3) reached.add(input.p)
+        await sleep(15)
+      })
+    },
   })
   env = await makeSluice({ jobs: [job] })
   await env.sluice.enqueueMany(
@@ -40,7 +52,7 @@ test('max 3 per partition, 6 drains, 300 jobs on 5 partitions: each partition ru
     expect(new Set(recorder.starts.map((s) => s.key)).size, `partition ${p}`).toBe(60)
   }
   expect(await env.sql(`SELECT count(*)::int AS n FROM $schema.jobs`)).toEqual([{ n: 0 }])
-}, 60_000)
+}, 90_000)
 
 test("a dead drain's slots come back with its leases: nothing more is admitted in its partition until they end, then everything runs", async () => {
   const ran: number[] = []
@@ -94,11 +106,19 @@ test("a dead drain's slots come back with its leases: nothing more is admitted i
 
 test('global cap 4 across 6 partitions, 4 drains: at most 4 of the policy run at once, and 4 do', async () => {
   const recorder = new OverlapRecorder()
+  // As above: until 4 have run at once, runs hold their slot until they do (or 10 s pass).
+  let reached = false
   const job = defineJob({
     name: 'globally-capped',
     input: z.object({ p: z.string(), n: z.number() }),
     admission: { partition: (i) => i.p, globalCap: { max: 4 } },
-    run: (input) => recorder.track(`${input.p}:${input.n}`, () => sleep(15)),
+    run: (input) =>
+      recorder.track(`${input.p}:${input.n}`, async () => {
+        const giveUp = Date.now() + 10_000
+        while (!reached && recorder.current < 4 && Date.now() < giveUp) await sleep(5)
+        if (recorder.current >= 4) reached = true
+        await sleep(15)
+      }),
   })
   env = await makeSluice({ jobs: [job] })
   await env.sluice.enqueueMany(

@@ -5,6 +5,11 @@ export class OverlapRecorder {
   readonly starts: { key: string; at: number }[] = []
   readonly ends = new Map<string, number>()
 
+  /** Runs in progress now. */
+  get current(): number {
+    return this.running
+  }
+
   async track<T>(key: string, fn: () => Promise<T>): Promise<T> {
     this.running++
     this.max = Math.max(this.max, this.running)
