@@ -47,10 +47,7 @@ async function claimLatency(partitions: number | null): Promise<{ p50: number; p
         [backlog],
       )
     } else {
-      await pool.query(
-        `INSERT INTO ${t}.policies (name, queue) VALUES ('noop', 'q');
-         `,
-      )
+      await pool.query(`INSERT INTO ${t}.policies (name, queue) VALUES ('noop', 'q')`)
       await pool.query(
         `INSERT INTO ${t}.partitions (policy, partition_key, queue, rate, per_ms, burst, tokens, refilled_at, max_in_flight, quantum)
          SELECT 'noop', 'p' || i, 'q', 1000000, 1000, 1000000, 1000000, now(), 5, 1 FROM generate_series(1, $1) i`,

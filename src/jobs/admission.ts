@@ -5,6 +5,7 @@
  * computes, at enqueue, what each job stores (its partition and the numbers taken from its input).
  */
 import * as z from 'zod'
+import { ConfigError } from '../errors.js'
 import type { AdmissionRow } from '../sql/enqueue.js'
 
 /** A function of the validated input, checked bivariantly (as a method is) so that jobs of any input fit JobShape. */
@@ -195,7 +196,7 @@ export function subscriberAdmissionRecord(
   options: SubscriberAdmissionOptions,
 ): Record<string, unknown> {
   const refuse: Refuse = (what) => {
-    throw new Error(`${what} of subscriber "${name}" is invalid`)
+    throw new ConfigError(`The ${what} of subscriber "${name}" is invalid`)
   }
   const { partition, ...gates } = options
   const row = admissionRow(name, gates, undefined, refuse)
