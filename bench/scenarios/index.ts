@@ -3,6 +3,7 @@ import { bundles } from './bundles.js'
 import { claimLatency } from './claim-latency.js'
 import { enqueue } from './enqueue.js'
 import { httpDrain } from './http-drain.js'
+import { network } from './network.js'
 import { processing } from './processing.js'
 import { rawProbe } from './raw-probe.js'
 import { statements } from './statements.js'
@@ -18,4 +19,5 @@ export const scenarios: readonly Scenario[] = [
   wakeLatency,
   httpDrain,
   bundles,
+  network,
 ]
