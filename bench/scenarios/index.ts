@@ -1,7 +1,9 @@
 import type { Scenario } from '../lib/types.js'
 import { bundles } from './bundles.js'
 import { claimLatency } from './claim-latency.js'
+import { cost } from './cost.js'
 import { enqueue } from './enqueue.js'
+import { heldXmin } from './held-xmin.js'
 import { httpDrain } from './http-drain.js'
 import { network } from './network.js'
 import { processing } from './processing.js'
@@ -20,4 +22,6 @@ export const scenarios: readonly Scenario[] = [
   httpDrain,
   bundles,
   network,
+  heldXmin,
+  cost,
 ]

@@ -28,7 +28,10 @@ export const singleId = (key: string, delayMs: number): string => `network.singl
 const two = (x: number): string => x.toFixed(2)
 
 /** Every run of the scenario: drains through the proxy at each delay, and single-job invocations. */
-export async function networkRuns(ctx: BenchContext): Promise<{ runs: NetworkRun[]; singles: SingleRun[] }> {
+export async function networkRuns(
+  ctx: BenchContext,
+  { singles: withSingles = true }: { singles?: boolean } = {},
+): Promise<{ runs: NetworkRun[]; singles: SingleRun[] }> {
   const n = NETWORK_JOBS[ctx.size]
   const runs: NetworkRun[] = []
   const singles: SingleRun[] = []
@@ -43,8 +46,10 @@ export async function networkRuns(ctx: BenchContext): Promise<{ runs: NetworkRun
       runs.push(await bossThrough(ctx, proxy, n, 'fetch'))
       ctx.log(`network ${delayMs} ms: pg-boss work`)
       runs.push(await bossThrough(ctx, proxy, n, 'work'))
-      ctx.log(`network ${delayMs} ms: single-job invocations`)
-      singles.push(...(await singleJob(ctx, proxy, SINGLE_SAMPLES[ctx.size])))
+      if (withSingles) {
+        ctx.log(`network ${delayMs} ms: single-job invocations`)
+        singles.push(...(await singleJob(ctx, proxy, SINGLE_SAMPLES[ctx.size])))
+      }
     } finally {
       await proxy.close()
     }

@@ -38,12 +38,16 @@ export async function fetchLoop(
   batchSize: number,
   parallel: number,
   capMs: number,
+  /** Told how long each fetch took (the claim, as the client sees it). */
+  onFetch?: (ms: number) => void,
 ): Promise<number> {
   let handled = 0
   const until = performance.now() + capMs
   const loop = async (): Promise<void> => {
     while (performance.now() < until) {
+      const started = performance.now()
       const jobs = await boss.fetch<{ n: number }>(BOSS_QUEUE, { batchSize })
+      onFetch?.(performance.now() - started)
       if (jobs.length === 0) return
       for (const _job of jobs) handled++
       await boss.complete(
