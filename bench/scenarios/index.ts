@@ -2,6 +2,7 @@ import type { Scenario } from '../lib/types.js'
 import { bundles } from './bundles.js'
 import { claimLatency } from './claim-latency.js'
 import { cost } from './cost.js'
+import { edge } from './edge.js'
 import { enqueue } from './enqueue.js'
 import { heldXmin } from './held-xmin.js'
 import { httpDrain } from './http-drain.js'
@@ -24,4 +25,5 @@ export const scenarios: readonly Scenario[] = [
   network,
   heldXmin,
   cost,
+  edge,
 ]
