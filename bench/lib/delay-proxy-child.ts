@@ -16,6 +16,7 @@
  * server's ReadyForQuery ('Z') answering it is released to the client.
  */
 import { connect, createServer, type Socket } from 'node:net'
+import { messageReader } from './pg-messages.js'
 
 interface Pending {
   at: bigint
@@ -101,43 +102,6 @@ function enqueue(lane: Lane, chunk: Buffer): void {
   if (!pumping) {
     pumping = true
     setImmediate(pump)
-  }
-}
-
-/**
- * Walks the typed messages of one direction of the protocol, carrying partial headers across
- * chunks; `untyped` is how many leading messages have no type byte (the client's startup).
- */
-function messageReader(untyped: number, onType: (type: number) => void): (chunk: Buffer) => void {
-  let skip = 0
-  let header = Buffer.alloc(0)
-  let leading = untyped
-  return (chunk) => {
-    let i = 0
-    while (i < chunk.length) {
-      if (skip > 0) {
-        const n = Math.min(skip, chunk.length - i)
-        skip -= n
-        i += n
-        continue
-      }
-      const need = leading > 0 ? 4 : 5
-      const take = Math.min(need - header.length, chunk.length - i)
-      header = Buffer.concat([header, chunk.subarray(i, i + take)])
-      i += take
-      if (header.length < need) return
-      if (leading > 0) {
-        const length = header.readInt32BE(0)
-        const code = length === 8 && i + 4 <= chunk.length ? chunk.readInt32BE(i) : 0
-        // An SSLRequest (code 80877103) is followed by the real startup message.
-        if (code !== 80877103) leading--
-        skip = length - 4
-      } else {
-        onType(header[0]!)
-        skip = header.readInt32BE(1) - 4
-      }
-      header = Buffer.alloc(0)
-    }
   }
 }
 

@@ -31,12 +31,13 @@ const CHILD = fileURLToPath(new URL('./delay-proxy-child.ts', import.meta.url))
 /**
  * A TCP proxy on loopback, in a child process, that adds `rttMs` of round-trip delay between
  * its clients and the PostgreSQL server `url` names (half each way, timed with hrtime; see
- * delay-proxy-child.ts). The child runs under the same loader as this process (tsx).
+ * delay-proxy-child.ts).
  */
 export async function startDelayProxy(url: string, rttMs: number): Promise<DelayProxy> {
   const target = new URL(url)
   const child: ChildProcess = fork(CHILD, [target.hostname, target.port || '5432', String(rttMs)], {
-    execArgv: process.execArgv,
+    // The child is TypeScript: it runs under tsx whatever loaded this module (tsx, vitest).
+    execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const port = await new Promise<number>((resolve, reject) => {
