@@ -87,8 +87,10 @@ async function sluiceRun(ctx: BenchContext, n: number, held: boolean): Promise<H
     let plan: HeldRun['plan']
     // Near the end of the run, the claim statement the drain last sent, explained in a
     // rolled-back transaction beside it (the rows it locks are skipped by the drain meanwhile).
+    let draining = true
     const probe = async (): Promise<void> => {
-      while (b.handled.count < n * 0.9) await sleep(2)
+      while (draining && b.handled.count < n * 0.9) await sleep(2)
+      if (!draining) return
       const last = [...b.log.events].reverse().find((e) => /claim/.test(b.kindOf(e)))
       if (!last) return
       const top = await rolledBack(ctx.admin, (c) => explain(c, last.text, last.values))
@@ -97,7 +99,11 @@ async function sluiceRun(ctx: BenchContext, n: number, held: boolean): Promise<H
     }
     const { ms, use } = await around(ctx, held, async () => {
       const probing = probe()
-      await drainAll(b)
+      try {
+        await drainAll(b)
+      } finally {
+        draining = false
+      }
       await probing
     })
     if (b.handled.count !== n) throw new Error(`sluice: ran ${b.handled.count} jobs, expected ${n}`)
