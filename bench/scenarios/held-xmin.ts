@@ -57,8 +57,8 @@ async function deadTuples(ctx: BenchContext, table: string): Promise<number> {
   await ctx.admin.query('CREATE EXTENSION IF NOT EXISTS pgstattuple')
   return scalar(
     ctx.admin,
-    `SELECT coalesce(sum((pgstattuple(relid)).dead_tuple_count), 0)::bigint
-FROM pg_partition_tree($1::regclass) WHERE isleaf`,
+    `SELECT coalesce(sum((pgstattuple(c.oid)).dead_tuple_count), 0)::bigint FROM pg_class c
+WHERE c.relkind = 'r' AND (c.oid = $1::regclass OR c.oid IN (SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf))`,
     [table],
   )
 }
