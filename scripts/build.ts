@@ -141,7 +141,7 @@ const NODE_BANNER =
   "import { createRequire as __sluiceCreateRequire } from 'node:module';" +
   'const require = __sluiceCreateRequire(import.meta.url);'
 
-function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
+export function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
   const common: esbuild.BuildOptions = {
     absWorkingDir: root,
     entryPoints: [join(root, fn.entry)],

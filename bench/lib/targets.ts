@@ -58,6 +58,36 @@ export const TARGETS: Target[] = [
     check: (find) => ratio(find, 'enqueue.sluice.enqueueMany', 'enqueue.graphile.addJobs', 2),
   },
   {
+    target: 'Bulk enqueue ≥ 2× pg-boss insert',
+    threshold: '≥ 2×',
+    check: (find) => ratio(find, 'enqueue.sluice.enqueueMany', 'enqueue.pgboss.insert', 2),
+  },
+  {
+    target: 'Processing at 5 ms round trip ≥ 2× graphile-worker with batching',
+    threshold: '≥ 2×',
+    check: (find) => ratio(find, 'network.sluice.5', 'network.graphile.5', 2),
+  },
+  {
+    target: 'Single-job drain at 5 ms round trip ≤ 0.5× graphile-worker runOnce (cold, p50)',
+    threshold: '≤ 0.5×',
+    check: (find) => {
+      const x = find('network.single.sluice.5')
+      const y = find('network.single.graphile.5')
+      if (!x || !y) return undefined
+      const measured = x.value / y.value
+      return { measured, pass: measured <= 0.5, detail: `${x.value} / ${y.value} ms` }
+    },
+  },
+  {
+    target: 'Throughput with a held xmin horizon ≥ 0.8× without',
+    threshold: '≥ 0.8×',
+    check: (find) => {
+      const m = find('held.sluice.ratio')
+      if (!m) return undefined
+      return { measured: m.value, pass: m.value >= 0.8, detail: m.display ?? m.label }
+    },
+  },
+  {
     target: '1 statement per enqueue',
     threshold: '≤ 1',
     check: (find) => count(find, 'statements.enqueue', 1),

@@ -74,7 +74,7 @@ export const enqueue: Scenario = {
         details: { jobs: n, ms: Math.round(ms), loadavg: loadavg() },
       })
     } finally {
-      await boss.stop({ graceful: false, wait: true })
+      await boss.stop({ graceful: false })
     }
     return {
       measurements: out,

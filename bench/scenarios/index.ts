@@ -1,8 +1,12 @@
 import type { Scenario } from '../lib/types.js'
 import { bundles } from './bundles.js'
 import { claimLatency } from './claim-latency.js'
+import { cost } from './cost.js'
+import { edge } from './edge.js'
 import { enqueue } from './enqueue.js'
+import { heldXmin } from './held-xmin.js'
 import { httpDrain } from './http-drain.js'
+import { network } from './network.js'
 import { processing } from './processing.js'
 import { rawProbe } from './raw-probe.js'
 import { statements } from './statements.js'
@@ -18,4 +22,8 @@ export const scenarios: readonly Scenario[] = [
   wakeLatency,
   httpDrain,
   bundles,
+  network,
+  heldXmin,
+  cost,
+  edge,
 ]

@@ -147,7 +147,7 @@ async function bossRuns(ctx: BenchContext, n: number): Promise<Measurement[]> {
     },
     {
       id: 'processing.pgboss.work',
-      label: `work({ batchSize 500, pollingIntervalSeconds 0.5 }) x ${PARALLEL} workers`,
+      label: `work({ batchSize 500, localConcurrency ${PARALLEL}, burstWhenBatchFull, pollingIntervalSeconds 0.5 })`,
       parallel: 0,
     },
   ]
@@ -200,7 +200,7 @@ async function bossRuns(ctx: BenchContext, n: number): Promise<Measurement[]> {
         details: { jobs: handled, of: n, ms: Math.round(ms), loadavg: loadavg() },
       })
     } finally {
-      await boss.stop({ graceful: false, wait: true })
+      await boss.stop({ graceful: false })
       await counter.end()
     }
   }

@@ -24,14 +24,36 @@ export async function migrateGraphile(url: string, schema: string): Promise<void
   await runMigrations({ connectionString: url, schema, logger: silentLogger })
 }
 
-/** A pool for graphile-worker, with the error handlers it checks for on pools it is given. */
-export function graphilePool(url: string, max: number): pg.Pool {
+/**
+ * A pool for graphile-worker, with the error handlers it checks for on pools it is given.
+ * With `onClaim`, every statement that takes jobs (its text locks rows with SKIP LOCKED) is
+ * timed as the client sees it, round trip included, like Sluice's onQuery hook does.
+ */
+export function graphilePool(url: string, max: number, onClaim?: (ms: number) => void): pg.Pool {
   const p = new Pool({ connectionString: url, max })
   p.on('error', () => {})
   p.on('connect', (client) => {
     client.on('error', () => {})
+    if (onClaim) timeClaims(client, onClaim)
   })
   return p
+}
+
+function timeClaims(client: pg.PoolClient, onClaim: (ms: number) => void): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  ;(client as { query: unknown }).query = (...args: unknown[]): unknown => {
+    const first = args[0] as string | { text?: string } | undefined
+    const text = typeof first === 'string' ? first : (first?.text ?? '')
+    const started = performance.now()
+    const result = query(...args)
+    if (/skip locked/i.test(text) && result instanceof Promise) {
+      result.then(
+        () => onClaim(performance.now() - started),
+        () => {},
+      )
+    }
+    return result
+  }
 }
 
 /** Enqueues `n` jobs through WorkerUtils.addJobs, `slice` per call. */

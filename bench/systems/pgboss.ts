@@ -1,10 +1,10 @@
-import PgBoss from 'pg-boss'
+import { PgBoss } from 'pg-boss'
 import { sleep } from '../lib/stats.js'
 import { payload } from './sluice.js'
 
 export const BOSS_QUEUE = 'bench'
 
-/** A pg-boss 10 instance on its own schema with maintenance and cron off (nothing runs beside the bench). */
+/** A pg-boss 12 instance on its own schema with maintenance and cron off (nothing runs beside the bench). */
 export async function openBoss(url: string, schema: string): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
@@ -23,31 +23,31 @@ export async function openBoss(url: string, schema: string): Promise<PgBoss> {
 /** Enqueues `n` jobs through `insert`, `slice` per call. */
 export async function fillBoss(boss: PgBoss, n: number, slice: number): Promise<void> {
   for (let start = 0; start < n; start += slice) {
-    const jobs = Array.from({ length: Math.min(slice, n - start) }, (_, i) => ({
-      name: BOSS_QUEUE,
-      data: payload(start + i),
-    }))
-    await boss.insert(jobs)
+    const jobs = Array.from({ length: Math.min(slice, n - start) }, (_, i) => ({ data: payload(start + i) }))
+    await boss.insert(BOSS_QUEUE, jobs)
   }
 }
 
 /**
  * `fetch` a batch, run it, `complete` it, until a fetch comes back empty or `capMs` has passed;
- * `parallel` loops at once. pg-boss 10's fetch sorts every due job of the queue (its index is on
- * (name, start_after), its ORDER BY priority, created_on), so a large backlog makes each fetch
- * slow and the cap keeps the run bounded.
+ * `parallel` loops at once. The cap keeps a run bounded should a fetch slow down with the backlog
+ * (pg-boss 10's did: it sorted every due job of the queue).
  */
 export async function fetchLoop(
   boss: PgBoss,
   batchSize: number,
   parallel: number,
   capMs: number,
+  /** Told how long each fetch took (the claim, as the client sees it). */
+  onFetch?: (ms: number) => void,
 ): Promise<number> {
   let handled = 0
   const until = performance.now() + capMs
   const loop = async (): Promise<void> => {
     while (performance.now() < until) {
+      const started = performance.now()
       const jobs = await boss.fetch<{ n: number }>(BOSS_QUEUE, { batchSize })
+      onFetch?.(performance.now() - started)
       if (jobs.length === 0) return
       for (const _job of jobs) handled++
       await boss.complete(
@@ -60,27 +60,40 @@ export async function fetchLoop(
   return handled
 }
 
+export interface WorkLoopOptions {
+  n: number
+  batchSize: number
+  /** pg-boss's `localConcurrency`: workers polling and running batches independently. */
+  workers: number
+  pollingIntervalSeconds: number
+}
+
 /**
- * pg-boss's own `work` loop: `workers` workers with `batchSize` jobs per fetch, polling every
- * `pollingIntervalSeconds` (pg-boss 10's minimum is 0.5 s). Completion is fire-and-forget in
- * pg-boss, so the run ends when `n` handlers ran and the database shows `n` jobs completed.
+ * pg-boss's own `work` loop as its docs advise for a backlog: `localConcurrency` workers,
+ * `batchSize` jobs per fetch and `burstWhenBatchFull` (fetch again at once while batches come
+ * back full, instead of waiting out the polling interval). pg-boss 12 completes a batch before
+ * its worker fetches again; the run still ends only when `n` handlers ran and the database
+ * shows `n` jobs completed.
  */
 export async function workLoop(
   boss: PgBoss,
   count: (sql: string) => Promise<number>,
   schema: string,
-  options: { n: number; batchSize: number; workers: number; pollingIntervalSeconds: number },
+  options: WorkLoopOptions,
 ): Promise<number> {
   let handled = 0
-  for (let i = 0; i < options.workers; i++) {
-    await boss.work<{ n: number }>(
-      BOSS_QUEUE,
-      { batchSize: options.batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds },
-      async (jobs) => {
-        handled += jobs.length
-      },
-    )
-  }
+  await boss.work<{ n: number }>(
+    BOSS_QUEUE,
+    {
+      batchSize: options.batchSize,
+      localConcurrency: options.workers,
+      burstWhenBatchFull: true,
+      pollingIntervalSeconds: options.pollingIntervalSeconds,
+    },
+    async (jobs) => {
+      handled += jobs.length
+    },
+  )
   while (handled < options.n) await sleep(5)
   while (
     (await count(
@@ -88,6 +101,6 @@ export async function workLoop(
     )) < options.n
   )
     await sleep(10)
-  await boss.offWork(BOSS_QUEUE)
+  await boss.offWork(BOSS_QUEUE, { wait: true })
   return handled
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { QueryEvent, Sluice, SluiceOptions } from '../../src/index.js'
+import type { Db, QueryEvent, Sluice, SluiceOptions } from '../../src/index.js'
 import * as current from '../../src/index.js'
 
 export const QUEUE = 'bench'
@@ -43,12 +43,13 @@ export interface SluiceLibrary {
   defineJob: typeof current.defineJob
 }
 
-/** A migrated Sluice on its own schema with one no-op job on queue `bench`. */
+/** A migrated Sluice on its own schema with one no-op job on queue `bench`, on a URL or an adapter. */
 export async function openSluice(
-  url: string,
+  url: string | Db,
   schema: string,
   options: Pick<SluiceOptions, 'drain'> = {},
   { createSluice, defineJob }: SluiceLibrary = current,
+  { migrate = true }: { migrate?: boolean } = {},
 ): Promise<BenchSluice> {
   const handled = { count: 0 }
   const job = defineJob({
@@ -61,7 +62,7 @@ export async function openSluice(
   })
   const log = new QueryLog()
   const sluice = createSluice({ database: url, schema, jobs: [job], onQuery: log.hook, env: {}, ...options })
-  await sluice.migrate()
+  if (migrate) await sluice.migrate()
   log.reset()
   const t = `"${schema}"`
   return {
