@@ -1,18 +1,27 @@
 import { parseBatchId } from './controls/api.js'
 import { parseJobId } from './controls/jobs.js'
 import { parsePolicyName } from './controls/partitions.js'
+import type { RecurringTask } from './controls/recurring.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
 import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
 import { type BatchRow, getBatch } from './sql/batches.js'
+import {
+  type DatabaseHealth,
+  databaseHealth,
+  HORIZON_THRESHOLDS,
+  type HorizonThresholds,
+} from './sql/database.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
 import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, listJobs } from './sql/jobs.js'
+import { type EventsView, eventsView, type Locks, locks } from './sql/lock-views.js'
 import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
+import { OVERVIEW_LIMITS, type Overview, overview } from './sql/overview.js'
 import { type QueueStateRow, queueStates } from './sql/queues.js'
-import { type RecurringRun, recurringRuns } from './sql/recurring.js'
+import { type RecurringRun, type RecurringTaskRow, recurringRuns, recurringTasks } from './sql/recurring.js'
 import { type JobStats, jobStats } from './sql/stats.js'
 import { type InvocationRow, invocations, type StatusRow, status } from './sql/status.js'
 
@@ -34,6 +43,10 @@ export interface JobsQuery {
   limit?: number
   /** Only jobs with ids above this one: the last id of the previous page. */
   after?: string
+  /** Only jobs enqueued at or after this moment. */
+  since?: Date
+  /** Only jobs enqueued before this moment. */
+  until?: Date
 }
 
 export interface PartitionsQuery {
@@ -86,18 +99,57 @@ export interface Inspect {
   invocations(): Promise<InvocationRow[]>
   /** Finished attempts over the last `sinceMs`: summary, status counts, throughput per minute, slowest names. */
   stats(query?: StatsQuery): Promise<JobStats>
+  /**
+   * Every recurring task stored (synced from code by maintenance): its cron, the last slot of
+   * its schedule enqueued, the next one (null for a task no longer defined here), and its last
+   * run (scheduled or manual) with what became of the job.
+   */
+  recurring(): Promise<RecurringTaskInfo[]>
   /** The execution history of recurring tasks, newest slot first. */
   recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
   batch(id: string): Promise<BatchRow | null>
   /** Dead letters, newest first. */
   deadLetters(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
+  /**
+   * The dashboard's front page in one statement, as cheap at 1M jobs as at 10: per queue ready,
+   * scheduled, retrying, running and blocked jobs and the oldest ready job's age; finished
+   * attempts per minute over the last hour; dead letters; the live drains. On a large jobs table
+   * the state counts are scaled from a sample (`estimated: true` on the queue).
+   */
+  overview(): Promise<Overview>
+  /**
+   * Every lock held as a row: uniqueness locks (the oldest 500), concurrency semaphores with
+   * their holders and blocked jobs, single-consumer queue leases. One statement.
+   */
+  locks(): Promise<Locks>
+  /**
+   * The database's side: each Sluice table's live and dead tuples, bloat estimate, size and last
+   * autovacuum / autoanalyze; the oldest holders of the xmin horizon (transactions, replication
+   * slots, prepared transactions) and a `warning` when the oldest is past `thresholds` (10,000
+   * transactions or 60 s) while the jobs table has dead rows. One statement.
+   */
+  database(thresholds?: Partial<HorizonThresholds>): Promise<DatabaseHealth>
+  /** Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog. */
+  events(): Promise<EventsView>
   /** Resolves when the database answers the cheapest statement there is. */
   health(): Promise<void>
   /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
   migrations(): Promise<number[]>
 }
 
+export interface RecurringTaskInfo extends RecurringTaskRow {
+  /** The next slot of the schedule after the last one enqueued (in the past when maintenance is behind). */
+  nextSlot: Date | null
+}
+
 const MAX_BULK = 10_000
+
+function moment(what: string, value: Date | undefined): Date | null {
+  if (value === undefined) return null
+  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+    throw new ValidationError(`jobs: ${what} must be a valid Date`)
+  return value
+}
 
 export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
   const q = typeof query === 'string' ? { ids: [query] } : query
@@ -117,7 +169,7 @@ export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: 
 export function inspectApi(
   db: () => Promise<Db>,
   t: string,
-  config: { queues: readonly string[]; schema: string },
+  config: { queues: readonly string[]; schema: string; recurring?: readonly RecurringTask[] },
 ): Inspect {
   return {
     async queues() {
@@ -134,6 +186,8 @@ export function inspectApi(
         name: query.name === undefined ? null : assertName('job', query.name),
         state: query.state ?? null,
         after: query.after === undefined ? null : parseJobId(query.after),
+        since: moment('since', query.since),
+        until: moment('until', query.until),
         limit,
       }
       return (await (await db()).query<JobRow>(listJobs(t, filter))).rows
@@ -196,6 +250,14 @@ export function inspectApi(
       const { completed, failed, dead, expired } = row.summary
       return { sinceMs, ...row, statusCounts: { completed, failed, dead, expired } }
     },
+    async recurring() {
+      const { rows } = await (await db()).query<RecurringTaskRow>(recurringTasks(t))
+      const defined = new Map((config.recurring ?? []).map((r) => [r.name, r]))
+      return rows.map((row) => ({
+        ...row,
+        nextSlot: defined.get(row.task)?.schedule.nextRun(new Date(row.lastSlot)) ?? null,
+      }))
+    },
     async recurringRuns(task, limit = 100) {
       if (task !== undefined) assertName('job', task)
       const { rows } = await (await db()).query<RecurringRun>(
@@ -215,6 +277,27 @@ export function inspectApi(
         }),
       )
       return rows
+    },
+    async overview() {
+      const statement = overview(t, config.schema, config.queues, OVERVIEW_LIMITS)
+      return (await (await db()).query<Overview>(statement)).rows[0]!
+    },
+    async locks() {
+      return (await (await db()).query<Locks>(locks(t))).rows[0]!
+    },
+    async database(thresholds = {}) {
+      const limits = { ...HORIZON_THRESHOLDS, ...thresholds }
+      if (
+        !Number.isInteger(limits.xminAge) ||
+        limits.xminAge < 0 ||
+        !Number.isInteger(limits.heldMs) ||
+        limits.heldMs < 0
+      )
+        throw new ValidationError('database: thresholds are whole numbers from 0')
+      return (await (await db()).query<DatabaseHealth>(databaseHealth(config.schema, limits))).rows[0]!
+    },
+    async events() {
+      return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!
     },
     async health() {
       await (await db()).query(ping())

@@ -1,11 +1,14 @@
 import type { Statement } from '../db/types.js'
 
-/** Where a job in the jobs table stands: `retrying` failed and waits for its next attempt. */
-export const JOB_STATES = ['waiting', 'scheduled', 'running', 'retrying'] as const
+/**
+ * Where a waiting job stands: `retrying` failed and waits for its next attempt; `blocked` waits
+ * in the blocked table for a slot of its concurrency key.
+ */
+export const JOB_STATES = ['waiting', 'scheduled', 'running', 'retrying', 'blocked'] as const
 
 export type JobState = (typeof JOB_STATES)[number]
 
-/** A job in the jobs table, as `sluice.inspect.jobs()` lists it. */
+/** A job waiting or running, as `sluice.inspect.jobs()` lists it. */
 export interface JobRow {
   id: string
   queue: string
@@ -21,6 +24,12 @@ export interface JobRow {
   policy: string | null
   partition: string | null
   batchId: string | null
+  /**
+   * Why it is not running now, e.g. `queue paused`, `retrying at T (attempt 2 of 5)`,
+   * `throttled: next token in 2.3 s`, `blocked behind key K (2 of 2 slots taken)`, or
+   * `running (lease until T)`; null when it is ready and nothing stops it.
+   */
+  reason: string | null
 }
 
 /** One job with its error history, as `sluice.inspect.job()` returns it. */
@@ -34,6 +43,10 @@ export interface JobFilter {
   state: JobState | null
   /** Ids above this one (keyset paging, ascending). */
   after: string | null
+  /** Enqueued at or after this moment. */
+  since: Date | null
+  /** Enqueued before this moment. */
+  until: Date | null
   limit: number
 }
 
@@ -45,29 +58,55 @@ const STATE = `CASE
     WHEN j.run_at > now() THEN 'scheduled'
     ELSE 'waiting' END`
 
-const COLUMNS = `j.id::text AS id, j.queue, j.name, ${STATE} AS state, j.payload, j.priority, j.attempts,
-       j.max_attempts AS "maxAttempts", j.run_at AS "runAt", j.enqueued_at AS "enqueuedAt",
-       j.last_error AS "lastError", j.policy, j.partition_key AS partition, j.batch_id::text AS "batchId"`
+// The rows of both tables a waiting job can be in, with `job` (the jobs row, null for a blocked
+// one) and `blocked_key` kept for the reason, which is worked out only for the page's rows.
+// Filter on the union's columns, never inside a branch: with the filters outside and the
+// branches' columns of the same types (no coercion), the union is planned as one append the
+// filters are pushed into, and a page in id order is a merge of the primary keys, not a sort of
+// every row. `is_blocked` says which table a row is in.
+export const jobRows = (t: string): string => `SELECT j.id, j.queue, j.name, ${STATE} AS state, j.payload,
+         j.priority, j.attempts, j.max_attempts, j.run_at, j.enqueued_at, j.last_error, j.policy,
+         j.partition_key, j.batch_id, j.errors, j AS job, NULL::text AS blocked_key, false AS is_blocked
+  FROM ${t}.jobs j
+  UNION ALL
+  SELECT b.id, b.queue, b.name, 'blocked'::text, b.payload, b.priority, 0, b.max_attempts, b.run_at, b.enqueued_at,
+         NULL::jsonb, NULL::text, NULL::text, b.batch_id, '[]'::jsonb, NULL::${t}.jobs, b.concurrency_key, true
+  FROM ${t}.blocked b`
 
-/** A page of jobs in id order, filtered by queue, name and state; `after` pages on. */
+/**
+ * The filter on a state, given as $n: rows of the table that cannot hold that state are skipped
+ * outright (is_blocked is a constant per branch, so the planner drops the other table).
+ */
+export const stateIs = (n: number): string =>
+  `($${n}::text IS NULL OR (r.state = $${n} AND r.is_blocked = ($${n} = 'blocked')))`
+
+const COLUMNS = (t: string): string => `x.id::text AS id, x.queue, x.name, x.state, x.payload, x.priority,
+       x.attempts, x.max_attempts AS "maxAttempts", x.run_at AS "runAt", x.enqueued_at AS "enqueuedAt",
+       x.last_error AS "lastError", x.policy, x.partition_key AS partition, x.batch_id::text AS "batchId",
+       CASE WHEN x.job IS NULL THEN ${t}.blocked_reason(x.blocked_key) ELSE ${t}.job_reason(x.job) END AS reason`
+
+/** A page of jobs (blocked ones too) in id order, filtered by queue, name, state and enqueue time; `after` pages on. */
 export function listJobs(t: string, f: JobFilter): Statement {
   return {
-    text: `SELECT * FROM (
-  SELECT ${COLUMNS}
-  FROM ${t}.jobs j
-  WHERE ($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2)
-    AND ($4::bigint IS NULL OR j.id > $4::bigint)
+    text: `SELECT ${COLUMNS(t)} FROM (
+  SELECT * FROM (
+    ${jobRows(t)}
+  ) r
+  WHERE ($1::text IS NULL OR r.queue = $1) AND ($2::text IS NULL OR r.name = $2) AND ${stateIs(3)}
+    AND ($4::bigint IS NULL OR r.id > $4::bigint)
+    AND ($6::timestamptz IS NULL OR r.enqueued_at >= $6) AND ($7::timestamptz IS NULL OR r.enqueued_at < $7)
+  ORDER BY r.id
+  LIMIT $5
 ) x
-WHERE $3::text IS NULL OR x.state = $3
-ORDER BY x.id::bigint
-LIMIT $5`,
-    values: [f.queue, f.name, f.state, f.after, f.limit],
+ORDER BY x.id`,
+    values: [f.queue, f.name, f.state, f.after, f.limit, f.since, f.until],
   }
 }
 
+/** One job of the jobs or the blocked table, with its error history. */
 export function getJob(t: string, id: string): Statement {
   return {
-    text: `SELECT ${COLUMNS}, j.errors FROM ${t}.jobs j WHERE j.id = $1::bigint`,
+    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${jobRows(t)}) x WHERE x.id = $1::bigint`,
     values: [id],
   }
 }
@@ -103,18 +142,13 @@ ${outcome(t)}`,
 }
 
 /**
- * Deletes a job that is not leased and belongs to no batch (its batch would never finish),
- * with its uniqueness lock. Admission counts and concurrency slots read the jobs table or are
- * held by running jobs only, so nothing else refers to it.
+ * Deletes a job that waits (in the jobs table and not leased, or blocked) and belongs to no batch
+ * (its batch would never finish), with its uniqueness lock and concurrency slot (cancel_waiting).
+ * The outcome row tells a missing job from a leased one.
  */
 export function cancelJob(t: string, id: string): Statement {
   return {
-    text: `WITH changed AS (
-  DELETE FROM ${t}.jobs WHERE id = $1::bigint AND lease_token IS NULL AND batch_id IS NULL
-  RETURNING id
-), unlocked AS (
-  DELETE FROM ${t}.unique_locks u USING changed c WHERE u.job_id = c.id
-)
+    text: `WITH changed AS (SELECT unnest(${t}.cancel_waiting(ARRAY[$1::bigint])) AS id)
 ${outcome(t)}`,
     values: [id],
   }

@@ -88,6 +88,8 @@ export function adminOperations(sluice: Sluice): Operation[] {
           ...(query.name === undefined ? {} : { name: query.name }),
           ...(query.state === undefined ? {} : { state: query.state }),
           ...(query.cursor === undefined ? {} : { after: query.cursor }),
+          ...(query.since === undefined ? {} : { since: new Date(query.since) }),
+          ...(query.until === undefined ? {} : { until: new Date(query.until) }),
           limit,
         })
         return { status: 200, body: { jobs, nextCursor: cursorOf(jobs, limit) } }
@@ -174,6 +176,60 @@ export function adminOperations(sluice: Sluice): Operation[] {
     ),
     operation({
       method: 'get',
+      path: '/overview',
+      summary:
+        'Per queue depth and oldest ready job, throughput over the last hour, dead letters, live drains',
+      description: 'One statement; on a large jobs table the state counts are estimated (estimated: true).',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The overview', schema: s.overviewResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.overview() }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/locks',
+      summary:
+        'Uniqueness locks, concurrency semaphores (holders, blocked jobs) and single-consumer queue leases',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The locks', schema: s.locksResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.locks() }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/database',
+      summary:
+        "Sluice's tables (tuples, bloat, size, autovacuum) and what holds the xmin horizon, with a warning",
+      tags: ['status'],
+      security: ADMIN,
+      query: s.databaseQuery,
+      responses: { 200: { description: 'The database', schema: s.databaseResponse }, ...refused },
+      async handle({ query }) {
+        const thresholds = {
+          ...(query.xminAge === undefined ? {} : { xminAge: query.xminAge }),
+          ...(query.heldMs === undefined ? {} : { heldMs: query.heldMs }),
+        }
+        return { status: 200, body: await inspect.database(thresholds) }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/events',
+      summary:
+        "Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog",
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'Subscribers and outbox', schema: s.eventsResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.events() }
+      },
+    }),
+    operation({
+      method: 'get',
       path: '/invocations',
       summary: 'The drains running now',
       tags: ['status'],
@@ -183,6 +239,84 @@ export function adminOperations(sluice: Sluice): Operation[] {
         return { status: 200, body: { invocations: await inspect.invocations() } }
       },
     }),
+    operation({
+      method: 'get',
+      path: '/recurring/tasks',
+      summary: 'Every recurring task: cron, last and next slot, last run and its outcome',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The tasks', schema: s.recurringTasksResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: { tasks: await inspect.recurring() } }
+      },
+    }),
+    operation({
+      method: 'post',
+      path: '/recurring/:task/trigger',
+      summary: "Enqueue a recurring task's job now, once, outside its schedule (recorded as a manual run)",
+      tags: ['status'],
+      mutation: true,
+      security: ADMIN,
+      params: s.taskParams,
+      responses: {
+        200: { description: 'The job enqueued (id null when not: see status)', schema: s.triggerResponse },
+        ...mutationRefused,
+        ...notFound,
+        409: {
+          description: "The job's uniqueness key is held (unique onConflict: raise)",
+          schema: s.errorBody,
+        },
+      },
+      async handle({ params }) {
+        return { status: 200, body: await sluice.triggerRecurring(params.task) }
+      },
+    }),
+    operation({
+      method: 'post',
+      path: '/queues/:name/purge',
+      summary: "Delete a queue's waiting and blocked jobs (running jobs and jobs in a batch stay)",
+      description: 'At most limit (default 10,000) per call: call again while purged equals it.',
+      tags: ['queues'],
+      mutation: true,
+      security: ADMIN,
+      params: s.queueParams,
+      body: s.purgeBody,
+      bodyExample: {},
+      responses: {
+        200: { description: 'How many were deleted', schema: s.purgeResponse },
+        ...mutationRefused,
+        ...notFound,
+      },
+      async handle({ params, body }) {
+        const purged = await sluice.purgeQueue(
+          knownQueue(params.name),
+          body.limit === undefined ? {} : { limit: body.limit },
+        )
+        return { status: 200, body: { purged } }
+      },
+    }),
+    ...(['retry', 'cancel'] as const).map((verb) =>
+      operation({
+        method: 'post',
+        path: `/jobs/${verb}`,
+        summary:
+          verb === 'retry'
+            ? 'Make the failed jobs matching a filter due now'
+            : 'Delete the waiting jobs matching a filter (not running, in no batch)',
+        description:
+          'At least one of queue, name, state; at most `limit` (default 1,000) per call; answers the ids taken.',
+        tags: ['jobs'],
+        mutation: true,
+        security: ADMIN,
+        body: s.jobFilterBody,
+        bodyExample: { queue: 'default', state: 'retrying', limit: 100 },
+        responses: { 200: { description: 'The ids taken', schema: s.idsResponse }, ...mutationRefused },
+        async handle({ body }) {
+          const ids = verb === 'retry' ? await sluice.retryJobs(body) : await sluice.cancelJobs(body)
+          return { status: 200, body: { ids } }
+        },
+      }),
+    ),
     operation({
       method: 'get',
       path: '/recurring',

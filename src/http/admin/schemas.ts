@@ -3,6 +3,7 @@
  * OpenAPI document is generated from them (z.toJSONSchema), so the two cannot drift apart.
  */
 import * as z from 'zod'
+import { jobFilterSchema } from '../../controls/bulk.js'
 import { partitionCapSchema, partitionKeySchema, policyNameSchema } from '../../controls/partitions.js'
 import { nameSchema } from '../../names.js'
 import { JOB_STATES } from '../../sql/jobs.js'
@@ -38,6 +39,7 @@ const offsetSchema = z
 // ---- Parameters ----
 
 export const queueParams = z.object({ name: nameSchema }).strict()
+export const taskParams = z.object({ task: nameSchema }).strict()
 export const jobParams = z.object({ id: idSchema }).strict()
 export const batchParams = z.object({ id: idSchema }).strict()
 export const policyParams = z.object({ policy: policyNameSchema }).strict()
@@ -50,6 +52,14 @@ export const jobsQuery = z
     state: z.enum(JOB_STATES).optional(),
     limit: limitSchema(1000, 100),
     cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page.' }),
+    since: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued at or after this moment (ISO 8601).' }),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued before this moment (ISO 8601).' }),
   })
   .strict()
 
@@ -94,6 +104,14 @@ export const deadLetterFilterBody = z
   })
 
 export const capBody = z.object({ cap: partitionCapSchema }).strict()
+
+/** Bulk retry and cancel: the waiting jobs matching queue, name and state (one at least), at most limit (1,000). */
+export const jobFilterBody = jobFilterSchema
+
+export const purgeBody = z
+  .object({ limit: z.number().int().min(1).max(10_000).optional() })
+  .strict()
+  .meta({ description: 'At most limit (default 10,000) jobs per call.' })
 
 // ---- Responses ----
 
@@ -167,6 +185,10 @@ export const jobRow = z.object({
   policy: z.string().nullable(),
   partition: z.string().nullable(),
   batchId: z.string().nullable(),
+  reason: z
+    .string()
+    .nullable()
+    .meta({ description: 'Why it is not running now; null when it is ready and nothing stops it.' }),
 })
 
 export const jobsResponse = z.object({ jobs: z.array(jobRow), nextCursor: z.string().nullable() })
@@ -191,6 +213,30 @@ export const deadLettersResponse = z.object({
   nextCursor: z.string().nullable(),
 })
 export const idsResponse = z.object({ ids: z.array(z.string()) })
+export const purgeResponse = z.object({ purged: z.number() })
+export const triggerResponse = z.object({ id: z.string().nullable(), status: z.string(), slot: ts })
+
+export const recurringTasksResponse = z.object({
+  tasks: z.array(
+    z.object({
+      task: z.string(),
+      cron: z.string(),
+      timezone: z.string(),
+      job: z.string(),
+      lastSlot: ts,
+      nextSlot: ts.nullable(),
+      lastRun: z
+        .object({
+          slot: ts,
+          jobId: z.string().nullable(),
+          status: z.string().nullable(),
+          manual: z.boolean(),
+          outcome: z.string().nullable(),
+        })
+        .nullable(),
+    }),
+  ),
+})
 
 export const invocationRow = z.object({
   id: z.string(),
@@ -203,12 +249,145 @@ export const invocationRow = z.object({
 })
 export const invocationsResponse = z.object({ invocations: z.array(invocationRow) })
 
+export const overviewResponse = z.object({
+  now: ts,
+  queues: z.array(
+    z.object({
+      queue: z.string(),
+      ready: z.number(),
+      scheduled: z.number(),
+      retrying: z.number(),
+      running: z.number(),
+      blocked: z.number(),
+      oldestReadyAgeSeconds: z.number(),
+      estimated: z.boolean().meta({
+        description: 'ready, scheduled and retrying are scaled up from a sample of a large jobs table',
+      }),
+    }),
+  ),
+  throughput: z.array(z.object({ minute: z.string(), completed: z.number(), failed: z.number() })),
+  lastHour: z.object({ completed: z.number(), failed: z.number(), dead: z.number(), expired: z.number() }),
+  deadLetters: z.object({ count: z.number(), estimated: z.boolean() }),
+  drains: z.array(
+    z.object({
+      id: z.string(),
+      queues: z.array(z.string()),
+      startedAt: ts,
+      expiresAt: ts,
+      ageSeconds: z.number(),
+      jobsDone: z.number(),
+    }),
+  ),
+})
+
+export const locksResponse = z.object({
+  now: ts,
+  uniqueLocks: z.array(
+    z.object({
+      key: z.string(),
+      strategy: z.enum(['until-executed', 'while-executing']),
+      state: z.enum(['queued', 'executing']),
+      jobId: z.string(),
+      owner: z.string().nullable(),
+      acquiredAt: ts,
+      ageSeconds: z.number(),
+      expiresAt: ts,
+    }),
+  ),
+  semaphores: z.array(
+    z.object({
+      key: z.string(),
+      limit: z.number(),
+      taken: z.number(),
+      holders: z.array(z.string()),
+      blocked: z.number(),
+      expiresAt: ts,
+    }),
+  ),
+  queueLeases: z.array(
+    z.object({
+      queue: z.string(),
+      owner: z.string(),
+      ageSeconds: z.number().nullable(),
+      expiresAt: ts,
+      live: z.boolean(),
+    }),
+  ),
+})
+
+export const databaseQuery = z
+  .object({
+    xminAge: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, 'must be a whole number')
+      .transform(Number)
+      .optional()
+      .meta({ description: 'Warn past this many transactions of xmin age. Default 10,000.' }),
+    heldMs: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, 'must be a whole number of ms')
+      .transform(Number)
+      .optional()
+      .meta({ description: 'Warn when a transaction has held the horizon this long. Default 60,000.' }),
+  })
+  .strict()
+
+export const databaseResponse = z.object({
+  now: ts,
+  tables: z.array(
+    z.object({
+      table: z.string(),
+      liveTuples: z.number(),
+      deadTuples: z.number(),
+      bloat: z.number().nullable(),
+      bytes: z.number(),
+      lastAutovacuum: ts.nullable(),
+      lastAutoanalyze: ts.nullable(),
+      secondsSinceAutovacuum: z.number().nullable(),
+      secondsSinceAutoanalyze: z.number().nullable(),
+    }),
+  ),
+  horizon: z.array(
+    z.object({
+      kind: z.enum(['transaction', 'replication slot', 'prepared transaction']),
+      pid: z.number().nullable(),
+      name: z.string().nullable(),
+      state: z.string().nullable(),
+      applicationName: z.string().nullable(),
+      query: z.string().nullable(),
+      xminAge: z.number(),
+      heldSeconds: z.number().nullable(),
+    }),
+  ),
+  warning: z.string().nullable(),
+})
+
+export const eventsResponse = z.object({
+  now: ts,
+  subscribers: z.array(
+    z.object({
+      name: z.string(),
+      pattern: z.string(),
+      queue: z.string(),
+      deliveriesLastHour: z.number(),
+      processed: z.number(),
+      lastDeliveryAt: ts.nullable(),
+    }),
+  ),
+  outbox: z.object({
+    pending: z.number(),
+    oldestPendingAgeSeconds: z.number(),
+    publishedLastHour: z.number(),
+  }),
+})
+
 export const recurringRun = z.object({
   task: z.string(),
   slot: ts,
   jobId: z.string().nullable(),
   status: z.string().nullable(),
   enqueuedAt: ts,
+  manual: z.boolean(),
 })
 export const recurringResponse = z.object({ runs: z.array(recurringRun) })
 
