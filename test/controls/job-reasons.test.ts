@@ -156,6 +156,21 @@ test('the states only maintenance or another drain reaches, seeded as rows', asy
   expect(await reasonOf(slowed.id)).toMatch(new RegExp(`^slowed down until ${ISO}$`))
 })
 
+test('a lease holds only a single-consumer queue, and only while it lasts', async () => {
+  // A lapsed lease: the next drain may take the queue over, so nothing holds the job.
+  await rows.queue({ name: 'single-lapsed', singleConsumer: true })
+  await rows.invocation({ id: 'inv-gone', queues: ['single-lapsed'] })
+  await rows.queueLease({ queue: 'single-lapsed', holder: 'inv-gone', expiresInMs: -1_000 })
+  const lapsed = await rows.job({ queue: 'single-lapsed' })
+  // A lease row on a queue that is not single-consumer (it was, once) holds nothing either.
+  await rows.queue({ name: 'was-single', singleConsumer: false })
+  await rows.invocation({ id: 'inv-old', queues: ['was-single'] })
+  await rows.queueLease({ queue: 'was-single', holder: 'inv-old' })
+  const plain = await rows.job({ queue: 'was-single' })
+  expect(await reasonOf(lapsed.id)).toBeNull()
+  expect(await reasonOf(plain.id)).toBeNull()
+})
+
 test('the list carries the same reasons as the job, in one statement', async () => {
   t.statements.reset()
   const listed = await t.sluice.inspect.jobs({ limit: 1000 })
