@@ -218,11 +218,9 @@ export const overviewResponse = z.object({
       running: z.number(),
       blocked: z.number(),
       oldestReadyAgeSeconds: z.number(),
-      estimated: z
-        .boolean()
-        .meta({
-          description: 'ready, scheduled and retrying are scaled up from a sample of a large jobs table',
-        }),
+      estimated: z.boolean().meta({
+        description: 'ready, scheduled and retrying are scaled up from a sample of a large jobs table',
+      }),
     }),
   ),
   throughput: z.array(z.object({ minute: z.string(), completed: z.number(), failed: z.number() })),
