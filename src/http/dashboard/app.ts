@@ -249,7 +249,12 @@ function dashboardApp(
       const back = sameDashboard(base, form.back)
       try {
         const result = await a.run(sluice, c, form)
-        setFlash(c, result.message, false)
+        if (result.confirm) {
+          const view = await viewOf(c, s)
+          const { title, body } = result.confirm(view)
+          return render(c, view, title, body)
+        }
+        if (result.message) setFlash(c, result.message, false)
         return c.redirect(result.redirect ? `${base}${result.redirect}` : back, 303)
       } catch (error) {
         // The operator's request was fine but the state moved on (the job started, was
