@@ -11,6 +11,7 @@ import { type BatchRow, getBatch } from './sql/batches.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
 import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, listJobs } from './sql/jobs.js'
+import { type EventsView, eventsView, type Locks, locks } from './sql/lock-views.js'
 import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
 import { OVERVIEW_LIMITS, type Overview, overview } from './sql/overview.js'
 import { type QueueStateRow, queueStates } from './sql/queues.js'
@@ -106,6 +107,13 @@ export interface Inspect {
    * the state counts are scaled from a sample (`estimated: true` on the queue).
    */
   overview(): Promise<Overview>
+  /**
+   * Every lock held as a row: uniqueness locks (the oldest 500), concurrency semaphores with
+   * their holders and blocked jobs, single-consumer queue leases. One statement.
+   */
+  locks(): Promise<Locks>
+  /** Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog. */
+  events(): Promise<EventsView>
   /** Resolves when the database answers the cheapest statement there is. */
   health(): Promise<void>
   /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
@@ -247,6 +255,12 @@ export function inspectApi(
     async overview() {
       const statement = overview(t, config.schema, config.queues, OVERVIEW_LIMITS)
       return (await (await db()).query<Overview>(statement)).rows[0]!
+    },
+    async locks() {
+      return (await (await db()).query<Locks>(locks(t))).rows[0]!
+    },
+    async events() {
+      return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!
     },
     async health() {
       await (await db()).query(ping())

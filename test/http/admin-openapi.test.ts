@@ -154,6 +154,8 @@ describe('the OpenAPI document and the admin API it describes', () => {
         'POST /api/v1/dead-letters/discard',
         'GET /api/v1/invocations',
         'GET /api/v1/overview',
+        'GET /api/v1/locks',
+        'GET /api/v1/events',
         'GET /api/v1/recurring/tasks',
         'POST /api/v1/recurring/{task}/trigger',
         'POST /api/v1/queues/{name}/purge',

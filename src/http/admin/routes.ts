@@ -187,6 +187,30 @@ export function adminOperations(sluice: Sluice): Operation[] {
     }),
     operation({
       method: 'get',
+      path: '/locks',
+      summary:
+        'Uniqueness locks, concurrency semaphores (holders, blocked jobs) and single-consumer queue leases',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The locks', schema: s.locksResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.locks() }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/events',
+      summary:
+        "Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog",
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'Subscribers and outbox', schema: s.eventsResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.events() }
+      },
+    }),
+    operation({
+      method: 'get',
       path: '/invocations',
       summary: 'The drains running now',
       tags: ['status'],

@@ -272,6 +272,60 @@ export const overviewResponse = z.object({
   ),
 })
 
+export const locksResponse = z.object({
+  now: ts,
+  uniqueLocks: z.array(
+    z.object({
+      key: z.string(),
+      strategy: z.enum(['until-executed', 'while-executing']),
+      state: z.enum(['queued', 'executing']),
+      jobId: z.string(),
+      owner: z.string().nullable(),
+      acquiredAt: ts,
+      ageSeconds: z.number(),
+      expiresAt: ts,
+    }),
+  ),
+  semaphores: z.array(
+    z.object({
+      key: z.string(),
+      limit: z.number(),
+      taken: z.number(),
+      holders: z.array(z.string()),
+      blocked: z.number(),
+      expiresAt: ts,
+    }),
+  ),
+  queueLeases: z.array(
+    z.object({
+      queue: z.string(),
+      owner: z.string(),
+      ageSeconds: z.number().nullable(),
+      expiresAt: ts,
+      live: z.boolean(),
+    }),
+  ),
+})
+
+export const eventsResponse = z.object({
+  now: ts,
+  subscribers: z.array(
+    z.object({
+      name: z.string(),
+      pattern: z.string(),
+      queue: z.string(),
+      deliveriesLastHour: z.number(),
+      processed: z.number(),
+      lastDeliveryAt: ts.nullable(),
+    }),
+  ),
+  outbox: z.object({
+    pending: z.number(),
+    oldestPendingAgeSeconds: z.number(),
+    publishedLastHour: z.number(),
+  }),
+})
+
 export const recurringRun = z.object({
   task: z.string(),
   slot: ts,
