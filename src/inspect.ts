@@ -8,6 +8,12 @@ import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
 import { type BatchRow, getBatch } from './sql/batches.js'
+import {
+  type DatabaseHealth,
+  databaseHealth,
+  HORIZON_THRESHOLDS,
+  type HorizonThresholds,
+} from './sql/database.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
 import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, listJobs } from './sql/jobs.js'
@@ -112,6 +118,13 @@ export interface Inspect {
    * their holders and blocked jobs, single-consumer queue leases. One statement.
    */
   locks(): Promise<Locks>
+  /**
+   * The database's side: each Sluice table's live and dead tuples, bloat estimate, size and last
+   * autovacuum / autoanalyze; the oldest holders of the xmin horizon (transactions, replication
+   * slots, prepared transactions) and a `warning` when the oldest is past `thresholds` (10,000
+   * transactions or 60 s) while the jobs table has dead rows. One statement.
+   */
+  database(thresholds?: Partial<HorizonThresholds>): Promise<DatabaseHealth>
   /** Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog. */
   events(): Promise<EventsView>
   /** Resolves when the database answers the cheapest statement there is. */
@@ -258,6 +271,17 @@ export function inspectApi(
     },
     async locks() {
       return (await (await db()).query<Locks>(locks(t))).rows[0]!
+    },
+    async database(thresholds = {}) {
+      const limits = { ...HORIZON_THRESHOLDS, ...thresholds }
+      if (
+        !Number.isInteger(limits.xminAge) ||
+        limits.xminAge < 0 ||
+        !Number.isInteger(limits.heldMs) ||
+        limits.heldMs < 0
+      )
+        throw new ValidationError('database: thresholds are whole numbers from 0')
+      return (await (await db()).query<DatabaseHealth>(databaseHealth(config.schema, limits))).rows[0]!
     },
     async events() {
       return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!

@@ -155,6 +155,7 @@ describe('the OpenAPI document and the admin API it describes', () => {
         'GET /api/v1/invocations',
         'GET /api/v1/overview',
         'GET /api/v1/locks',
+        'GET /api/v1/database',
         'GET /api/v1/events',
         'GET /api/v1/recurring/tasks',
         'POST /api/v1/recurring/{task}/trigger',

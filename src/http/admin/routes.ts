@@ -199,6 +199,23 @@ export function adminOperations(sluice: Sluice): Operation[] {
     }),
     operation({
       method: 'get',
+      path: '/database',
+      summary:
+        "Sluice's tables (tuples, bloat, size, autovacuum) and what holds the xmin horizon, with a warning",
+      tags: ['status'],
+      security: ADMIN,
+      query: s.databaseQuery,
+      responses: { 200: { description: 'The database', schema: s.databaseResponse }, ...refused },
+      async handle({ query }) {
+        const thresholds = {
+          ...(query.xminAge === undefined ? {} : { xminAge: query.xminAge }),
+          ...(query.heldMs === undefined ? {} : { heldMs: query.heldMs }),
+        }
+        return { status: 200, body: await inspect.database(thresholds) }
+      },
+    }),
+    operation({
+      method: 'get',
       path: '/events',
       summary:
         "Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog",

@@ -307,6 +307,53 @@ export const locksResponse = z.object({
   ),
 })
 
+export const databaseQuery = z
+  .object({
+    xminAge: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, 'must be a whole number')
+      .transform(Number)
+      .optional()
+      .meta({ description: 'Warn past this many transactions of xmin age. Default 10,000.' }),
+    heldMs: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, 'must be a whole number of ms')
+      .transform(Number)
+      .optional()
+      .meta({ description: 'Warn when a transaction has held the horizon this long. Default 60,000.' }),
+  })
+  .strict()
+
+export const databaseResponse = z.object({
+  now: ts,
+  tables: z.array(
+    z.object({
+      table: z.string(),
+      liveTuples: z.number(),
+      deadTuples: z.number(),
+      bloat: z.number().nullable(),
+      bytes: z.number(),
+      lastAutovacuum: ts.nullable(),
+      lastAutoanalyze: ts.nullable(),
+      secondsSinceAutovacuum: z.number().nullable(),
+      secondsSinceAutoanalyze: z.number().nullable(),
+    }),
+  ),
+  horizon: z.array(
+    z.object({
+      kind: z.enum(['transaction', 'replication slot', 'prepared transaction']),
+      pid: z.number().nullable(),
+      name: z.string().nullable(),
+      state: z.string().nullable(),
+      applicationName: z.string().nullable(),
+      query: z.string().nullable(),
+      xminAge: z.number(),
+      heldSeconds: z.number().nullable(),
+    }),
+  ),
+  warning: z.string().nullable(),
+})
+
 export const eventsResponse = z.object({
   now: ts,
   subscribers: z.array(
