@@ -135,6 +135,7 @@ function dashboardApp(
     canLogOut: mode === 'login' && s !== undefined,
     defaultRefreshSeconds: options.defaultRefreshSeconds,
     flash: takeFlash(c),
+    horizonWarning: options.horizonWarning,
   })
 
   const render = (c: Context<DashEnv>, view: View, title: string, body: Html, status = 200, charts = false) =>
