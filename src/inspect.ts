@@ -43,6 +43,10 @@ export interface JobsQuery {
   limit?: number
   /** Only jobs with ids above this one: the last id of the previous page. */
   after?: string
+  /** Only jobs enqueued at or after this moment. */
+  since?: Date
+  /** Only jobs enqueued before this moment. */
+  until?: Date
 }
 
 export interface PartitionsQuery {
@@ -140,6 +144,13 @@ export interface RecurringTaskInfo extends RecurringTaskRow {
 
 const MAX_BULK = 10_000
 
+function moment(what: string, value: Date | undefined): Date | null {
+  if (value === undefined) return null
+  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+    throw new ValidationError(`jobs: ${what} must be a valid Date`)
+  return value
+}
+
 export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
   const q = typeof query === 'string' ? { ids: [query] } : query
   if (q.ids?.some((id) => !/^[0-9]{1,19}$/.test(id)))
@@ -175,6 +186,8 @@ export function inspectApi(
         name: query.name === undefined ? null : assertName('job', query.name),
         state: query.state ?? null,
         after: query.after === undefined ? null : parseJobId(query.after),
+        since: moment('since', query.since),
+        until: moment('until', query.until),
         limit,
       }
       return (await (await db()).query<JobRow>(listJobs(t, filter))).rows

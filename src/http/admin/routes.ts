@@ -88,6 +88,8 @@ export function adminOperations(sluice: Sluice): Operation[] {
           ...(query.name === undefined ? {} : { name: query.name }),
           ...(query.state === undefined ? {} : { state: query.state }),
           ...(query.cursor === undefined ? {} : { after: query.cursor }),
+          ...(query.since === undefined ? {} : { since: new Date(query.since) }),
+          ...(query.until === undefined ? {} : { until: new Date(query.until) }),
           limit,
         })
         return { status: 200, body: { jobs, nextCursor: cursorOf(jobs, limit) } }

@@ -52,6 +52,14 @@ export const jobsQuery = z
     state: z.enum(JOB_STATES).optional(),
     limit: limitSchema(1000, 100),
     cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page.' }),
+    since: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued at or after this moment (ISO 8601).' }),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued before this moment (ISO 8601).' }),
   })
   .strict()
 
