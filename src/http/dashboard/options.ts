@@ -1,0 +1,82 @@
+import type { Context } from 'hono'
+import * as z from 'zod'
+import { ConfigError, toIssues } from '../../errors.js'
+
+export interface DashboardOptions {
+  /** Where the dashboard is served in the app. Default `/dashboard`. */
+  path?: string
+  /** Show everything, change nothing: every action answers 403 and no action button is rendered. */
+  readOnly?: boolean
+  /**
+   * Decides who may see the dashboard (e.g. from the headers an SSO proxy sets), instead of
+   * the log-in page that asks for the app secret. A refused request gets 403.
+   */
+  authorize?: (c: Context) => boolean | Promise<boolean>
+  /** Seconds between automatic refreshes until the operator picks another: 0 (off, the default), 2, 5 or 15. */
+  defaultRefreshSeconds?: 0 | 2 | 5 | 15
+  /**
+   * When the database page warns that a transaction holds the xmin horizon back (while the jobs
+   * table has dead rows): past `xminAge` transactions (default 10,000) or `heldMs` open (default 60 s).
+   */
+  horizonWarning?: { xminAge?: number; heldMs?: number }
+}
+
+export interface ResolvedDashboardOptions {
+  path: string
+  readOnly: boolean
+  authorize: DashboardOptions['authorize']
+  defaultRefreshSeconds: 0 | 2 | 5 | 15
+  horizonWarning: { xminAge?: number; heldMs?: number }
+}
+
+const RESERVED = ['/api', '/jobs', '/events', '/drain', '/maintain', '/health', '/metrics', '/openapi.json']
+
+const pathSchema = z
+  .string()
+  .regex(/^(\/[a-z0-9][a-z0-9._-]*)+$/, 'must be a path such as /dashboard (lowercase, no trailing slash)')
+  .refine(
+    (path) => !RESERVED.some((r) => path === r || path.startsWith(`${r}/`)),
+    'must not shadow a route of the API (/api, /jobs, /events, /drain, /maintain, /health, /metrics)',
+  )
+
+const objectSchema = z
+  .object({
+    path: pathSchema.optional(),
+    readOnly: z.boolean().optional(),
+    authorize: z.function().optional(),
+    defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
+    horizonWarning: z
+      .object({
+        xminAge: z.number().int().min(0).max(2_000_000_000).optional(),
+        heldMs: z.number().int().min(0).max(86_400_000).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+
+/** The option's shape as createApp checks it; its fields are checked by resolveDashboardOptions, which names them. */
+export const dashboardOptionSchema = z.union([z.boolean(), z.record(z.string(), z.unknown())])
+
+/** The dashboard option of createApp, checked; undefined when the dashboard is off. */
+export function resolveDashboardOptions(
+  option: boolean | DashboardOptions | undefined,
+): ResolvedDashboardOptions | undefined {
+  if (option === undefined || typeof option === 'boolean')
+    return option ? resolveDashboardOptions({}) : undefined
+  const parsed = objectSchema.safeParse(option)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]
+    throw new ConfigError(
+      `Invalid createApp dashboard option: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  return {
+    path: option.path ?? '/dashboard',
+    readOnly: option.readOnly ?? false,
+    authorize: option.authorize,
+    defaultRefreshSeconds: option.defaultRefreshSeconds ?? 0,
+    horizonWarning: option.horizonWarning ?? {},
+  }
+}
