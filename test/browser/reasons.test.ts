@@ -22,7 +22,7 @@ describeDashboard('why a job is not running', (d) => {
 
   test.each([
     ['not due', 'default', () => d().seeded.ids.scheduled, /^not due until \S+/],
-    ['retrying', 'sync', () => d().seeded.ids.retrying, /^retrying at \S+.*attempt 1 of 3/],
+    ['retrying', 'sync', () => d().seeded.ids.retrying, /^retrying at \S+ \(attempt 2 of 3\)/],
     ['queue paused', QUEUES.paused, () => d().seeded.ids.paused, /^queue paused/],
     ['breaker open', QUEUES.breaker, () => d().seeded.ids.breakerOpen, /^breaker open until \S+/],
     ['throttled', QUEUES.webhooks, () => d().seeded.ids.throttled, /^throttled: next token in \d/],

@@ -52,13 +52,25 @@ describeDashboard('dashboard theme and auto-refresh', (d) => {
     await page.evaluate((y) => window.scrollTo(0, y), target)
     await page.waitForFunction((y) => Math.abs(window.scrollY - y) <= 1, target)
 
+    // A mark on what is on screen now: a refresh (a swap of <main> or a reload) replaces it.
+    await page
+      .locator('main#main > *')
+      .first()
+      .evaluate((e) => e.setAttribute('data-stale', ''))
     // The refresh is the page's next GET of its own URL (a fetch of the page or a reload).
     const refreshed = await page.waitForRequest((r) => r.method() === 'GET' && r.url() === url, {
       timeout: 10_000,
     })
     expect((await refreshed.response())?.status()).toBe(200)
-    await page.waitForLoadState('load')
+    await page.waitForFunction(
+      () => document.querySelector('main#main [data-stale], main#main[data-stale]') === null,
+      null,
+      {
+        timeout: 5_000,
+      },
+    )
     await page.waitForFunction((y) => Math.abs(window.scrollY - y) <= 1, target, { timeout: 5_000 })
+    expect(await page.locator('tr[data-job-id]').count()).toBeGreaterThan(0)
     expect(await page.locator('select[data-refresh]').inputValue()).toBe('2')
     expect(await page.locator('main#main').count()).toBe(1)
     expect(problems).toEqual([])
