@@ -23,9 +23,10 @@ describeDashboard('dashboard actions', (d) => {
 
   /** Clicks the button and waits for the page the POST's redirect leads to. */
   async function click(selector: string): Promise<void> {
-    const posted = page.waitForResponse((r) => r.request().method() === 'POST')
-    await page.locator(selector).click()
-    const response = await posted
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.locator(selector).click(),
+    ])
     expect(response.status(), `POST ${response.url()}`).toBeLessThan(400)
     await page.waitForLoadState('load')
   }

@@ -44,6 +44,13 @@ export async function launchChromium(): Promise<Browser> {
 
 export const DESKTOP = { width: 1280, height: 800 }
 
-export function newContext(browser: Browser, options: BrowserContextOptions = {}): Promise<BrowserContext> {
-  return browser.newContext({ viewport: DESKTOP, ...options })
+/** A fresh context (no cookies, no storage) at 1280×800 unless told otherwise. */
+export async function newContext(
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: DESKTOP, ...options })
+  // A missing element fails the test in seconds, not after playwright's default 30 s.
+  context.setDefaultTimeout(10_000)
+  return context
 }

@@ -55,18 +55,17 @@ export function describeDashboard(name: string, body: (d: () => Dashboard) => vo
   })
 }
 
-/** Submits the login form with `secret`; resolves once the browser has left the login page when it was right. */
+/** Submits the login form with `secret`; resolves once its answer (a session and a redirect, or a refusal) has loaded. */
 export async function logIn(page: Page, served: Served, secret: string): Promise<void> {
   await page.goto(served.url('/login'))
   await page.locator('input[name="secret"]').fill(secret)
-  const answered = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/login'))
-  await page
-    .locator(
-      'form:has(input[name="secret"]) button[type="submit"], form:has(input[name="secret"]) button:not([type])',
-    )
-    .first()
-    .click()
-  await answered
+  const form = page.locator('form:has(input[name="secret"])')
+  await Promise.all([
+    page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith('/login'),
+    ),
+    form.locator('button[type="submit"], button:not([type])').first().click(),
+  ])
   await page.waitForLoadState('load')
 }
 

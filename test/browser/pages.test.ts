@@ -4,43 +4,51 @@
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Page } from 'playwright-core'
 import { expect, test } from 'vitest'
 import { describeDashboard, NAV_PATHS, pages, watch } from './fixture.js'
 
 /** SLUICE_SCREENSHOTS=docs/screenshots writes them for the README; by default they are test output. */
 const SHOTS = process.env.SLUICE_SCREENSHOTS || 'test-results/screenshots'
 
+const trimSlash = (path: string): string => path.replace(/(.)\/$/, '$1')
+
+/** The frame every page shares (see the dashboard's HTML contract). */
+async function expectFrame(page: Page, path: string): Promise<void> {
+  expect(await page.locator('main#main').count(), `${path}: <main id="main">`).toBe(1)
+  expect((await page.locator('h1').first().textContent())?.trim(), `${path}: <h1>`).toBeTruthy()
+  expect(await page.locator('button[data-theme-toggle]').count(), `${path}: theme toggle`).toBe(1)
+  const refresh = await page
+    .locator('select[data-refresh] option')
+    .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
+  expect(refresh, `${path}: refresh choices`).toEqual(['0', '2', '5', '15'])
+  const links = await page
+    .locator('nav a[href]')
+    .evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname))
+  const linked = links.map(trimSlash)
+  for (const href of NAV_PATHS) expect(linked, `${path}: nav link to ${href}`).toContain(trimSlash(href))
+}
+
 describeDashboard('dashboard pages', (d) => {
-  test('every page answers 200 with the common frame and no console error, page error or failed request', async () => {
-    const { served, seeded } = d()
-    const context = await d().loggedIn()
-    const page = await context.newPage()
-    const problems = watch(page)
-    for (const { path } of pages(seeded)) {
-      const response = await page.goto(served.url(path))
-      expect(response?.status(), path).toBe(200)
-      await page.waitForLoadState('load')
-      await expect
-        .poll(() => page.locator('html').getAttribute('data-theme'), { timeout: 5_000 })
-        .toMatch(/^(light|dark)$/)
-      expect(await page.locator('main#main').count(), `${path}: <main id="main">`).toBe(1)
-      expect((await page.locator('h1').first().textContent())?.trim(), `${path}: <h1>`).toBeTruthy()
-      expect(await page.locator('button[data-theme-toggle]').count(), `${path}: theme toggle`).toBe(1)
-      const refresh = await page
-        .locator('select[data-refresh] option')
-        .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
-      expect(refresh, `${path}: refresh choices`).toEqual(['0', '2', '5', '15'])
-      const links = await page
-        .locator('nav a[href]')
-        .evaluateAll((as) =>
-          as.map((a) => new URL((a as HTMLAnchorElement).href).pathname.replace(/(.)\/$/, '$1')),
-        )
-      for (const href of NAV_PATHS)
-        expect(links, `${path}: nav link to ${href}`).toContain(href.replace(/(.)\/$/, '$1'))
-    }
-    expect(problems).toEqual([])
-    await context.close()
-  })
+  mkdirSync(SHOTS, { recursive: true })
+
+  for (const theme of ['light', 'dark'] as const) {
+    test(`every page in ${theme}: 200, the common frame, no console error, page error or failed request; a screenshot at 1280×800`, async () => {
+      const { served, seeded } = d()
+      const context = await d().loggedIn({ colorScheme: theme })
+      const page = await context.newPage()
+      const problems = watch(page)
+      for (const { name, path } of pages(seeded)) {
+        const response = await page.goto(served.url(path))
+        expect(response?.status(), path).toBe(200)
+        await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme)
+        await expectFrame(page, path)
+        await page.screenshot({ path: join(SHOTS, `${name}-${theme}.png`) })
+      }
+      expect(problems).toEqual([])
+      await context.close()
+    })
+  }
 
   test('at 360 px wide no page overflows horizontally (wide tables scroll inside their wrapper)', async () => {
     const { served, seeded } = d()
@@ -57,20 +65,5 @@ describeDashboard('dashboard pages', (d) => {
     }
     expect(overflowing).toEqual([])
     await context.close()
-  })
-
-  test('screenshots of every page, light and dark, at 1280×800', async () => {
-    const { served, seeded } = d()
-    mkdirSync(SHOTS, { recursive: true })
-    for (const theme of ['light', 'dark'] as const) {
-      const context = await d().loggedIn({ colorScheme: theme })
-      const page = await context.newPage()
-      for (const { name, path } of pages(seeded)) {
-        await page.goto(served.url(path))
-        await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme)
-        await page.screenshot({ path: join(SHOTS, `${name}-${theme}.png`), animations: 'disabled' })
-      }
-      await context.close()
-    }
   })
 })
