@@ -421,6 +421,15 @@ AS $function$
   SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_next_token_ms(p_tokens double precision, p_burst double precision, p_rate double precision, p_per_ms bigint)
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT CASE WHEN p_tokens IS NULL OR p_tokens >= p_burst THEN NULL
+              ELSE ceil((least(p_burst, greatest(1, floor(p_tokens) + 1)) - p_tokens) * p_per_ms / p_rate) END
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_outcome(p_policy text, p_partition text, p_succeeded boolean, p_lag_ms bigint, p_slow_down_ms bigint)
  RETURNS jsonb
  LANGUAGE sql
@@ -489,10 +498,7 @@ AS $function$
               WHERE j.policy = page.policy AND j.partition_key = page.partition_key
                 AND j.attempts < j.max_attempts AND j.lease_token IS NULL
               LIMIT p_count_limit) w) AS next_run,
-           -- Until the bucket gains its next whole token (not past its burst).
-           CASE WHEN page.tokens_now IS NULL OR page.tokens_now >= page.burst THEN NULL
-                ELSE ceil((least(page.burst, greatest(1, floor(page.tokens_now) + 1)) - page.tokens_now)
-                          * page.per_ms / page.rate) END AS next_token_ms
+           :SLUICE_SCHEMA.admission_next_token_ms(page.tokens_now, page.burst, page.rate, page.per_ms) AS next_token_ms
     FROM page
   ), g AS (
     SELECT g.global_max,
@@ -508,20 +514,10 @@ AS $function$
   )
   SELECT s.partition_key, s.waiting, s.running, s.tokens_now, s.next_token_ms, s.cap_now, s.adaptive_cap,
          s.ewma_lag_ms, s.paused, s.cap_override, s.slow_until, s.last_enqueued_at, s.last_admitted_at,
-         CASE
-           WHEN s.waiting = 0 THEN NULL
-           WHEN q.paused THEN 'queue paused'
-           WHEN q.breaker_until > now() THEN 'breaker open until ' || :SLUICE_SCHEMA.admission_iso(q.breaker_until)
-           WHEN q.held_until > now() THEN 'queue held until ' || :SLUICE_SCHEMA.admission_iso(q.held_until)
-           WHEN s.paused THEN 'partition paused'
-           WHEN s.slow_until > now() AND (s.due OR s.slow_until >= s.next_run)
-             THEN 'slowed down until ' || :SLUICE_SCHEMA.admission_iso(s.slow_until)
-           WHEN NOT s.due THEN 'not due until ' || :SLUICE_SCHEMA.admission_iso(s.next_run)
-           WHEN s.tokens_now < 1 THEN 'throttled: next token in ' || :SLUICE_SCHEMA.admission_wait_text(s.next_token_ms)
-           WHEN s.cap_now <= s.running THEN format('partition at its cap %s/%s', s.running, s.cap_now)
-           WHEN g.global_max <= g.running THEN format('global cap %s/%s', g.running, g.global_max)
-           WHEN q.global_cap <= q.running THEN format('queue at its global cap %s/%s', q.running, q.global_cap)
-         END
+         CASE WHEN s.waiting > 0 THEN :SLUICE_SCHEMA.admission_reason(
+           q.paused, q.breaker_until, q.held_until, s.paused, s.slow_until, s.due, s.next_run,
+           'not due until ' || :SLUICE_SCHEMA.admission_iso(s.next_run), s.tokens_now, s.next_token_ms,
+           s.cap_now, s.running, g.global_max, g.running, q.global_cap, q.running) END
   FROM s
   LEFT JOIN g ON true
   LEFT JOIN q ON q.name = s.queue
@@ -566,6 +562,26 @@ AS $function$
     WHERE j.policy = p_policy AND j.attempts < j.max_attempts AND (j.lease_token IS NULL OR j.run_at <= now())
     ORDER BY j.policy, j.partition_key, j.priority, j.run_at, j.id
     LIMIT p_limit) w
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_reason(p_queue_paused boolean, p_breaker_until timestamp with time zone, p_held_until timestamp with time zone, p_partition_paused boolean, p_slow_until timestamp with time zone, p_due boolean, p_next_run timestamp with time zone, p_not_due text, p_tokens double precision, p_next_token_ms double precision, p_cap integer, p_running integer, p_global_max integer, p_global_running integer, p_queue_cap integer, p_queue_running integer)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT CASE
+    WHEN p_queue_paused THEN 'queue paused'
+    WHEN p_breaker_until > now() THEN 'breaker open until ' || :SLUICE_SCHEMA.admission_iso(p_breaker_until)
+    WHEN p_held_until > now() THEN 'queue held until ' || :SLUICE_SCHEMA.admission_iso(p_held_until)
+    WHEN p_partition_paused THEN 'partition paused'
+    WHEN p_slow_until > now() AND (p_due OR p_slow_until >= p_next_run)
+      THEN 'slowed down until ' || :SLUICE_SCHEMA.admission_iso(p_slow_until)
+    WHEN NOT p_due THEN p_not_due
+    WHEN p_tokens < 1 THEN 'throttled: next token in ' || :SLUICE_SCHEMA.admission_wait_text(p_next_token_ms)
+    WHEN p_cap <= p_running THEN format('partition at its cap %s/%s', p_running, p_cap)
+    WHEN p_global_max <= p_global_running THEN format('global cap %s/%s', p_global_running, p_global_max)
+    WHEN p_queue_cap <= p_queue_running THEN format('queue at its global cap %s/%s', p_queue_running, p_queue_cap)
+  END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit integer)
@@ -784,6 +800,15 @@ BEGIN
   SELECT array_agg(id) INTO v_finished FROM counted WHERE finished_at IS NOT NULL;
   PERFORM :SLUICE_SCHEMA.fire_batch_callbacks(v_finished);
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.blocked_reason(p_key text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT 'blocked behind key ' || p_key || coalesce(format(' (%s of %s slots taken)', s.value, s.lim), '')
+  FROM (SELECT 1) one LEFT JOIN :SLUICE_SCHEMA.semaphores s ON s.key = p_key
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.bury_exhausted(p_limit integer)
@@ -1295,6 +1320,52 @@ AS $function$
     AND (cb.key = 'onFinish'
       OR (cb.key = 'onSuccess' AND x.discarded = 0)
       OR (cb.key = 'onDiscard' AND x.discarded > 0));
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.job_reason(j :SLUICE_SCHEMA.jobs)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT CASE
+    WHEN j.lease_token IS NOT NULL AND j.run_at > now()
+      THEN 'running (lease until ' || :SLUICE_SCHEMA.admission_iso(j.run_at) || ')'
+    WHEN j.attempts >= j.max_attempts THEN 'out of attempts: maintenance moves it to the dead letters'
+    ELSE coalesce(
+      :SLUICE_SCHEMA.admission_reason(
+        c.paused, c.breaker_until, c.held_until, p.paused, p.slow_until, j.run_at <= now(), j.run_at,
+        CASE WHEN j.attempts > 0
+             THEN format('retrying at %s (attempt %s of %s)', :SLUICE_SCHEMA.admission_iso(j.run_at),
+                         j.attempts + 1, j.max_attempts)
+             ELSE 'not due until ' || :SLUICE_SCHEMA.admission_iso(j.run_at) END,
+        t.tokens_now,
+        :SLUICE_SCHEMA.admission_next_token_ms(t.tokens_now, p.burst, p.rate, p.per_ms),
+        :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap),
+        CASE WHEN p.policy IS NOT NULL THEN :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key) END,
+        g.global_max,
+        CASE WHEN g.global_max IS NOT NULL THEN (
+          SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+          WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()) END,
+        c.global_cap,
+        CASE WHEN c.global_cap IS NOT NULL THEN (
+          SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
+          WHERE f.queue = c.name AND f.lease_token IS NOT NULL AND f.run_at > now()) END),
+      CASE WHEN u.key IS NOT NULL
+           THEN format('waiting for key %s (held by job %s until %s)', u.key, u.job_id,
+                       :SLUICE_SCHEMA.admission_iso(u.expires_at)) END,
+      CASE WHEN l.holder IS NOT NULL THEN 'held by single consumer ' || l.holder END)
+  END
+  FROM (SELECT 1) one
+  LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = j.queue
+  LEFT JOIN :SLUICE_SCHEMA.partitions p ON p.policy = j.policy AND p.partition_key = j.partition_key
+  LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = j.policy
+  LEFT JOIN LATERAL (
+    SELECT CASE WHEN p.rate IS NOT NULL
+                THEN :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) END
+  ) t(tokens_now) ON true
+  LEFT JOIN :SLUICE_SCHEMA.queue_leases l ON c.single_consumer AND l.queue = j.queue AND l.expires_at > now()
+  LEFT JOIN :SLUICE_SCHEMA.unique_locks u
+    ON u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at > now()
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.outbox_publish(p_topic text, p_payload jsonb, p_event_id text DEFAULT NULL::text, p_headers jsonb DEFAULT NULL::jsonb, p_delay_ms bigint DEFAULT 0)

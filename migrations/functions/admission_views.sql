@@ -44,6 +44,48 @@ AS $fn$
   SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $fn$;
 
+-- Until a bucket holding p_tokens now gains its next whole token (not past its burst), ms; null
+-- for no throttle or a full bucket.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_next_token_ms(
+  p_tokens double precision, p_burst double precision, p_rate double precision, p_per_ms bigint
+)
+RETURNS double precision LANGUAGE sql IMMUTABLE
+AS $fn$
+  SELECT CASE WHEN p_tokens IS NULL OR p_tokens >= p_burst THEN NULL
+              ELSE ceil((least(p_burst, greatest(1, floor(p_tokens) + 1)) - p_tokens) * p_per_ms / p_rate) END
+$fn$;
+
+-- Why a waiting job is not running, from the state of the gates it meets, checked in the order
+-- the claim meets them: the queue's (claim_eligible, then its global cap last, as claim_room
+-- bounds the room after the partition's gates), the partition's pause and slow-down, the job's
+-- due time (p_not_due says it: a partition's "not due until", a job's own wording), the
+-- partition's throttle and cap, then the policy's global cap. A slow-down is named before the
+-- due time only when it ends last. Null: nothing here stops it. Shared by the partitions' view
+-- and each job's reason (job_reason), so that both say the same thing in the same words.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_reason(
+  p_queue_paused boolean, p_breaker_until timestamptz, p_held_until timestamptz,
+  p_partition_paused boolean, p_slow_until timestamptz, p_due boolean, p_next_run timestamptz,
+  p_not_due text, p_tokens double precision, p_next_token_ms double precision, p_cap integer,
+  p_running integer, p_global_max integer, p_global_running integer, p_queue_cap integer,
+  p_queue_running integer
+)
+RETURNS text LANGUAGE sql STABLE
+AS $fn$
+  SELECT CASE
+    WHEN p_queue_paused THEN 'queue paused'
+    WHEN p_breaker_until > now() THEN 'breaker open until ' || :SLUICE_SCHEMA.admission_iso(p_breaker_until)
+    WHEN p_held_until > now() THEN 'queue held until ' || :SLUICE_SCHEMA.admission_iso(p_held_until)
+    WHEN p_partition_paused THEN 'partition paused'
+    WHEN p_slow_until > now() AND (p_due OR p_slow_until >= p_next_run)
+      THEN 'slowed down until ' || :SLUICE_SCHEMA.admission_iso(p_slow_until)
+    WHEN NOT p_due THEN p_not_due
+    WHEN p_tokens < 1 THEN 'throttled: next token in ' || :SLUICE_SCHEMA.admission_wait_text(p_next_token_ms)
+    WHEN p_cap <= p_running THEN format('partition at its cap %s/%s', p_running, p_cap)
+    WHEN p_global_max <= p_global_running THEN format('global cap %s/%s', p_global_running, p_global_max)
+    WHEN p_queue_cap <= p_queue_running THEN format('queue at its global cap %s/%s', p_queue_running, p_queue_cap)
+  END
+$fn$;
+
 -- Every policy, by name: its queue and global cap, its partitions (how many, how many paused),
 -- its waiting jobs (up to p_count_limit) and its running ones.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_policies(p_count_limit integer)
@@ -66,13 +108,9 @@ AS $fn$
 $fn$;
 
 -- A page of a policy's partitions in key order: counts (waiting up to p_count_limit), the gates'
--- state now, and `reason`, why the next waiting job is not running. The gates are checked in
--- the order the claim meets them: the queue's (claim_eligible, then its global cap last, as
--- claim_room bounds the room after the partition's gates), the partition's pause and slow-down,
--- its throttle and cap, then the policy's global cap. A partition whose jobs are all scheduled
--- reports "not due" before the throttle and the caps (which may well have opened by then), and
--- after a slow-down only when the slow-down ends first. Null: nothing waits, or the next job is
--- admissible now.
+-- state now, and `reason`, why the next waiting job is not running (admission_reason). A
+-- partition whose jobs are all scheduled reports "not due" before the throttle and the caps
+-- (which may well have opened by then). Null: nothing waits, or the next job is admissible now.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.admission_partitions(text, integer, integer, integer);
 
 CREATE FUNCTION :SLUICE_SCHEMA.admission_partitions(
@@ -111,10 +149,7 @@ AS $fn$
               WHERE j.policy = page.policy AND j.partition_key = page.partition_key
                 AND j.attempts < j.max_attempts AND j.lease_token IS NULL
               LIMIT p_count_limit) w) AS next_run,
-           -- Until the bucket gains its next whole token (not past its burst).
-           CASE WHEN page.tokens_now IS NULL OR page.tokens_now >= page.burst THEN NULL
-                ELSE ceil((least(page.burst, greatest(1, floor(page.tokens_now) + 1)) - page.tokens_now)
-                          * page.per_ms / page.rate) END AS next_token_ms
+           :SLUICE_SCHEMA.admission_next_token_ms(page.tokens_now, page.burst, page.rate, page.per_ms) AS next_token_ms
     FROM page
   ), g AS (
     SELECT g.global_max,
@@ -130,20 +165,10 @@ AS $fn$
   )
   SELECT s.partition_key, s.waiting, s.running, s.tokens_now, s.next_token_ms, s.cap_now, s.adaptive_cap,
          s.ewma_lag_ms, s.paused, s.cap_override, s.slow_until, s.last_enqueued_at, s.last_admitted_at,
-         CASE
-           WHEN s.waiting = 0 THEN NULL
-           WHEN q.paused THEN 'queue paused'
-           WHEN q.breaker_until > now() THEN 'breaker open until ' || :SLUICE_SCHEMA.admission_iso(q.breaker_until)
-           WHEN q.held_until > now() THEN 'queue held until ' || :SLUICE_SCHEMA.admission_iso(q.held_until)
-           WHEN s.paused THEN 'partition paused'
-           WHEN s.slow_until > now() AND (s.due OR s.slow_until >= s.next_run)
-             THEN 'slowed down until ' || :SLUICE_SCHEMA.admission_iso(s.slow_until)
-           WHEN NOT s.due THEN 'not due until ' || :SLUICE_SCHEMA.admission_iso(s.next_run)
-           WHEN s.tokens_now < 1 THEN 'throttled: next token in ' || :SLUICE_SCHEMA.admission_wait_text(s.next_token_ms)
-           WHEN s.cap_now <= s.running THEN format('partition at its cap %s/%s', s.running, s.cap_now)
-           WHEN g.global_max <= g.running THEN format('global cap %s/%s', g.running, g.global_max)
-           WHEN q.global_cap <= q.running THEN format('queue at its global cap %s/%s', q.running, q.global_cap)
-         END
+         CASE WHEN s.waiting > 0 THEN :SLUICE_SCHEMA.admission_reason(
+           q.paused, q.breaker_until, q.held_until, s.paused, s.slow_until, s.due, s.next_run,
+           'not due until ' || :SLUICE_SCHEMA.admission_iso(s.next_run), s.tokens_now, s.next_token_ms,
+           s.cap_now, s.running, g.global_max, g.running, q.global_cap, q.running) END
   FROM s
   LEFT JOIN g ON true
   LEFT JOIN q ON q.name = s.queue

@@ -11,6 +11,8 @@ import { coreOperations } from './admin/core.js'
 import { ADMIN_PREFIX, openApiDocument } from './admin/openapi.js'
 import { adminOperations } from './admin/routes.js'
 import { readJson } from './body.js'
+import { mountDashboard } from './dashboard/app.js'
+import { type DashboardOptions, dashboardOptionSchema } from './dashboard/options.js'
 import { drainBodySchema } from './drain-body.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
@@ -43,6 +45,11 @@ export interface AppOptions {
   allowedOrigins?: string[]
   /** The admin API under /api/v1 (bearer token). `readOnly: true` refuses its writes with 403 READ_ONLY. */
   admin?: AdminOptions
+  /**
+   * The operator's dashboard under `/dashboard` (or `path`): `true`, or its options. Default off.
+   * Operators log in with the app secret unless `authorize` decides; see docs/dashboard.md.
+   */
+  dashboard?: boolean | DashboardOptions
 }
 
 const appOptionsSchema = z
@@ -61,6 +68,7 @@ const appOptionsSchema = z
     allowedHosts: hostListSchema.optional(),
     allowedOrigins: originListSchema.optional(),
     admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
+    dashboard: dashboardOptionSchema.optional(),
   })
   .strict()
 
@@ -172,5 +180,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json(document)
   })
 
+  const env = options.env ?? defaultEnv()
+  mountDashboard(app, sluice, { ...options, env, report: options.onError ?? defaultReporter })
   return app
 }

@@ -1,11 +1,14 @@
 import type { Statement } from '../db/types.js'
 
-/** Where a job in the jobs table stands: `retrying` failed and waits for its next attempt. */
-export const JOB_STATES = ['waiting', 'scheduled', 'running', 'retrying'] as const
+/**
+ * Where a waiting job stands: `retrying` failed and waits for its next attempt; `blocked` waits
+ * in the blocked table for a slot of its concurrency key.
+ */
+export const JOB_STATES = ['waiting', 'scheduled', 'running', 'retrying', 'blocked'] as const
 
 export type JobState = (typeof JOB_STATES)[number]
 
-/** A job in the jobs table, as `sluice.inspect.jobs()` lists it. */
+/** A job waiting or running, as `sluice.inspect.jobs()` lists it. */
 export interface JobRow {
   id: string
   queue: string
@@ -21,6 +24,12 @@ export interface JobRow {
   policy: string | null
   partition: string | null
   batchId: string | null
+  /**
+   * Why it is not running now, e.g. `queue paused`, `retrying at T (attempt 2 of 5)`,
+   * `throttled: next token in 2.3 s`, `blocked behind key K (2 of 2 slots taken)`, or
+   * `running (lease until T)`; null when it is ready and nothing stops it.
+   */
+  reason: string | null
 }
 
 /** One job with its error history, as `sluice.inspect.job()` returns it. */
@@ -45,29 +54,45 @@ const STATE = `CASE
     WHEN j.run_at > now() THEN 'scheduled'
     ELSE 'waiting' END`
 
-const COLUMNS = `j.id::text AS id, j.queue, j.name, ${STATE} AS state, j.payload, j.priority, j.attempts,
-       j.max_attempts AS "maxAttempts", j.run_at AS "runAt", j.enqueued_at AS "enqueuedAt",
-       j.last_error AS "lastError", j.policy, j.partition_key AS partition, j.batch_id::text AS "batchId"`
+// The rows of both tables a waiting job can be in, with `job` (the jobs row, null for a blocked
+// one) and `blocked_key` kept for the reason, which is worked out only for the page's rows.
+const ROWS = (
+  t: string,
+  where: string,
+): string => `SELECT j.id, j.queue, j.name, ${STATE} AS state, j.payload,
+         j.priority, j.attempts, j.max_attempts, j.run_at, j.enqueued_at, j.last_error, j.policy,
+         j.partition_key, j.batch_id, j.errors, j AS job, NULL::text AS blocked_key
+  FROM ${t}.jobs j WHERE ${where}
+  UNION ALL
+  SELECT b.id, b.queue, b.name, 'blocked', b.payload, b.priority, 0, b.max_attempts, b.run_at, b.enqueued_at,
+         NULL, NULL, NULL, b.batch_id, '[]'::jsonb, NULL, b.concurrency_key
+  FROM ${t}.blocked b WHERE ${where.replaceAll('j.', 'b.')}`
 
-/** A page of jobs in id order, filtered by queue, name and state; `after` pages on. */
+const COLUMNS = (t: string): string => `x.id::text AS id, x.queue, x.name, x.state, x.payload, x.priority,
+       x.attempts, x.max_attempts AS "maxAttempts", x.run_at AS "runAt", x.enqueued_at AS "enqueuedAt",
+       x.last_error AS "lastError", x.policy, x.partition_key AS partition, x.batch_id::text AS "batchId",
+       CASE WHEN x.job IS NULL THEN ${t}.blocked_reason(x.blocked_key) ELSE ${t}.job_reason(x.job) END AS reason`
+
+/** A page of jobs (blocked ones too) in id order, filtered by queue, name and state; `after` pages on. */
 export function listJobs(t: string, f: JobFilter): Statement {
   return {
-    text: `SELECT * FROM (
-  SELECT ${COLUMNS}
-  FROM ${t}.jobs j
-  WHERE ($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2)
-    AND ($4::bigint IS NULL OR j.id > $4::bigint)
+    text: `SELECT ${COLUMNS(t)} FROM (
+  SELECT * FROM (
+    ${ROWS(t, '($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2) AND ($4::bigint IS NULL OR j.id > $4::bigint)')}
+  ) r
+  WHERE $3::text IS NULL OR r.state = $3
+  ORDER BY r.id
+  LIMIT $5
 ) x
-WHERE $3::text IS NULL OR x.state = $3
-ORDER BY x.id::bigint
-LIMIT $5`,
+ORDER BY x.id`,
     values: [f.queue, f.name, f.state, f.after, f.limit],
   }
 }
 
+/** One job of the jobs or the blocked table, with its error history. */
 export function getJob(t: string, id: string): Statement {
   return {
-    text: `SELECT ${COLUMNS}, j.errors FROM ${t}.jobs j WHERE j.id = $1::bigint`,
+    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${ROWS(t, 'j.id = $1::bigint')}) x`,
     values: [id],
   }
 }

@@ -167,6 +167,10 @@ export const jobRow = z.object({
   policy: z.string().nullable(),
   partition: z.string().nullable(),
   batchId: z.string().nullable(),
+  reason: z
+    .string()
+    .nullable()
+    .meta({ description: 'Why it is not running now; null when it is ready and nothing stops it.' }),
 })
 
 export const jobsResponse = z.object({ jobs: z.array(jobRow), nextCursor: z.string().nullable() })

@@ -1,0 +1,67 @@
+import type { Context } from 'hono'
+import * as z from 'zod'
+import { ConfigError, toIssues } from '../../errors.js'
+
+export interface DashboardOptions {
+  /** Where the dashboard is served in the app. Default `/dashboard`. */
+  path?: string
+  /** Show everything, change nothing: every action answers 403 and no action button is rendered. */
+  readOnly?: boolean
+  /**
+   * Decides who may see the dashboard (e.g. from the headers an SSO proxy sets), instead of
+   * the log-in page that asks for the app secret. A refused request gets 403.
+   */
+  authorize?: (c: Context) => boolean | Promise<boolean>
+  /** Seconds between automatic refreshes until the operator picks another: 0 (off, the default), 2, 5 or 15. */
+  defaultRefreshSeconds?: 0 | 2 | 5 | 15
+}
+
+export interface ResolvedDashboardOptions {
+  path: string
+  readOnly: boolean
+  authorize: DashboardOptions['authorize']
+  defaultRefreshSeconds: 0 | 2 | 5 | 15
+}
+
+const RESERVED = ['/api', '/jobs', '/events', '/drain', '/maintain', '/health', '/metrics', '/openapi.json']
+
+const pathSchema = z
+  .string()
+  .regex(/^(\/[a-z0-9][a-z0-9._-]*)+$/, 'must be a path such as /dashboard (lowercase, no trailing slash)')
+  .refine(
+    (path) => !RESERVED.some((r) => path === r || path.startsWith(`${r}/`)),
+    'must not shadow a route of the API (/api, /jobs, /events, /drain, /maintain, /health, /metrics)',
+  )
+
+const objectSchema = z
+  .object({
+    path: pathSchema.optional(),
+    readOnly: z.boolean().optional(),
+    authorize: z.function().optional(),
+    defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
+  })
+  .strict()
+
+export const dashboardOptionSchema = z.union([z.boolean(), objectSchema])
+
+/** The dashboard option of createApp, checked; undefined when the dashboard is off. */
+export function resolveDashboardOptions(
+  option: boolean | DashboardOptions | undefined,
+): ResolvedDashboardOptions | undefined {
+  const parsed = dashboardOptionSchema.optional().safeParse(option)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]
+    throw new ConfigError(
+      `Invalid createApp dashboard option: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(parsed.error.issues),
+    )
+  }
+  if (option === undefined || option === false) return undefined
+  const o = option === true ? {} : option
+  return {
+    path: o.path ?? '/dashboard',
+    readOnly: o.readOnly ?? false,
+    authorize: o.authorize,
+    defaultRefreshSeconds: o.defaultRefreshSeconds ?? 0,
+  }
+}

@@ -1,0 +1,25 @@
+import type { JobRow } from '../../../sql/jobs.js'
+import { type Html, html, reasonCell, time } from '../html.js'
+import type { View } from '../view.js'
+
+/** A job as a table row; `reason` says why it is not running (empty when nothing stops it). */
+export type ListedJob = JobRow & { reason?: string | null }
+
+export const JOB_HEADERS = [
+  'Id',
+  'Name',
+  'Queue',
+  'State',
+  'Attempts',
+  'Run at',
+  'Enqueued',
+  'Why not running',
+  'Last error',
+]
+
+export function jobRow(view: View, job: ListedJob): Html {
+  return html`<tr data-job-id="${job.id}" data-state="${job.state}"><td class="mono"><a href="${view.base}/jobs/${job.id}">${job.id}</a></td>
+<td>${job.name}</td><td>${job.queue}</td><td><span class="state ${job.state}">${job.state}</span></td>
+<td class="num">${job.attempts}/${job.maxAttempts}</td><td>${time(job.runAt)}</td><td>${time(job.enqueuedAt)}</td>
+${reasonCell(job.reason)}<td class="error-text">${job.lastError?.message ?? ''}</td></tr>`
+}

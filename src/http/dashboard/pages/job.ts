@@ -1,0 +1,41 @@
+import { NotFoundError } from '../../../errors.js'
+import { action, EMPTY, html, pretty, reasonCell, section, time } from '../html.js'
+import type { ListedJob } from './job-row.js'
+import type { Page } from './types.js'
+
+export const jobPage: Page = {
+  route: '/jobs/:id',
+  nav: '/jobs',
+  async render(sluice, view, c) {
+    const id = c.req.param('id') ?? ''
+    const job = (await sluice.inspect.job(id)) as (ListedJob & { errors: unknown[] }) | null
+    if (!job)
+      throw new NotFoundError(
+        `No job ${id} in the jobs table: finished jobs are archived and failed ones are dead letters.`,
+      )
+    const path = `/jobs/${job.id}`
+    const actions =
+      job.state === 'running'
+        ? EMPTY
+        : html`<div class="actions">${job.state === 'retrying' ? action(view, `${path}/retry`, 'retry', 'Retry now') : action(view, `${path}/run-now`, 'run-now', 'Run now')}${action(view, `${path}/cancel`, 'cancel', 'Cancel', { danger: true })}</div>`
+    const facts = html`<div class="table-wrap"><table class="facts"><tbody>
+<tr data-job-id="${job.id}" data-state="${job.state}"><th scope="row">State</th><td><span class="state ${job.state}">${job.state}</span></td></tr>
+<tr><th scope="row">Why not running</th>${reasonCell(job.reason)}</tr>
+<tr><th scope="row">Name</th><td>${job.name}</td></tr>
+<tr><th scope="row">Queue</th><td><a href="${view.base}/jobs?queue=${encodeURIComponent(job.queue)}">${job.queue}</a></td></tr>
+<tr><th scope="row">Attempts</th><td>${job.attempts} of ${job.maxAttempts}</td></tr>
+<tr><th scope="row">Priority</th><td>${job.priority}</td></tr>
+<tr><th scope="row">Run at</th><td>${time(job.runAt)}</td></tr>
+<tr><th scope="row">Enqueued</th><td>${time(job.enqueuedAt)}</td></tr>
+${job.policy !== null ? html`<tr><th scope="row">Admission</th><td><a href="${view.base}/policies/${encodeURIComponent(job.policy)}">${job.policy}</a> partition <span class="mono">${JSON.stringify(job.partition)}</span></td></tr>` : EMPTY}
+${job.batchId !== null ? html`<tr><th scope="row">Batch</th><td><a href="${view.base}/batches?id=${job.batchId}">${job.batchId}</a></td></tr>` : EMPTY}
+</tbody></table></div>`
+    const errors = job.errors.length
+      ? html`<ol class="errors">${[...job.errors].reverse().map((e) => html`<li>${pretty(e)}</li>`)}</ol>`
+      : html`<p class="empty">No failed attempt.</p>`
+    const body = html`${actions}${facts}
+${section('Payload', pretty(job.payload))}
+${section('Error history, newest first', errors)}`
+    return { title: `Job ${job.id}`, body }
+  },
+}

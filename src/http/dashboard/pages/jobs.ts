@@ -1,0 +1,51 @@
+import * as z from 'zod'
+import { JOB_STATES } from '../../../sql/jobs.js'
+import { EMPTY, href, html, table } from '../html.js'
+import { JOB_HEADERS, jobRow } from './job-row.js'
+import type { Page } from './types.js'
+
+const PAGE_SIZE = 100
+const blank = (v: unknown) => (v === '' ? undefined : v)
+
+export const jobsQuerySchema = z.object({
+  queue: z.preprocess(blank, z.string().max(200).optional()),
+  name: z.preprocess(blank, z.string().max(200).optional()),
+  state: z.preprocess(blank, z.enum(JOB_STATES).optional()),
+  after: z.preprocess(blank, z.string().max(20).optional()),
+})
+
+export const jobsPage: Page = {
+  route: '/jobs',
+  nav: '/jobs',
+  async render(sluice, view, c) {
+    const query = jobsQuerySchema.parse(c.req.query())
+    const jobs = await sluice.inspect.jobs({
+      ...(query.queue ? { queue: query.queue } : {}),
+      ...(query.name ? { name: query.name } : {}),
+      ...(query.state ? { state: query.state } : {}),
+      ...(query.after ? { after: query.after } : {}),
+      limit: PAGE_SIZE,
+    })
+    const option = (value: string, selected: string | undefined) =>
+      html`<option value="${value}"${value === (selected ?? '') ? html` selected` : EMPTY}>${value || 'any'}</option>`
+    const names = [...sluice.config.jobs.keys()].sort()
+    const filter = html`<form method="get" action="${view.base}/jobs" class="filter">
+<label>Queue <select name="queue">${['', ...sluice.config.queues].map((q) => option(q, query.queue))}</select></label>
+<label>Name <select name="name">${['', ...names].map((n) => option(n, query.name))}</select></label>
+<label>State <select name="state">${['', ...JOB_STATES].map((s) => option(s, query.state))}</select></label>
+<button type="submit">Filter</button> <a href="${view.base}/jobs">Clear</a></form>`
+    const last = jobs.at(-1)
+    const next =
+      jobs.length === PAGE_SIZE && last
+        ? html`<p><a href="${href(view, '/jobs', { queue: query.queue, name: query.name, state: query.state, after: last.id })}">Next page</a></p>`
+        : EMPTY
+    const body = html`${filter}
+${table(
+  'Jobs',
+  JOB_HEADERS,
+  jobs.map((job) => jobRow(view, job)),
+  'No jobs match.',
+)}${next}`
+    return { title: 'Jobs', body }
+  },
+}

@@ -1,0 +1,68 @@
+import * as z from 'zod'
+import { action, EMPTY, href, html, number, reasonCell, table, time } from '../html.js'
+import type { Page } from './types.js'
+
+const PAGE_SIZE = 100
+
+const querySchema = z.object({
+  offset: z.preprocess(
+    (v) => (v === '' || v === undefined ? undefined : Number(v)),
+    z.number().int().min(0).max(100_000_000).optional(),
+  ),
+})
+
+export const policyPage: Page = {
+  route: '/policies/:name',
+  nav: '/policies',
+  async render(sluice, view, c) {
+    const name = c.req.param('name') ?? ''
+    const { offset = 0 } = querySchema.parse(c.req.query())
+    const partitions = await sluice.inspect.partitions(name, { limit: PAGE_SIZE, offset })
+    const path = `/policies/${encodeURIComponent(name)}`
+    const rows = partitions.map((p) => {
+      const key = JSON.stringify([name, p.partition])
+      return html`<tr data-partition="${p.partition}"><th scope="row"><button type="button" class="watch" data-watch="${key}" aria-pressed="false" aria-label="Watch partition ${p.partition || '(default)'}">☆</button> <span class="mono">${p.partition === '' ? '(default)' : p.partition}</span></th>
+<td class="num">${number(p.pending)}</td><td class="num">${number(p.inFlight)}</td>
+<td class="num">${p.tokens === null ? '—' : p.tokens.toFixed(1)}</td>
+<td class="num">${p.cap ?? '—'}${p.capOverride !== null ? html` <span class="muted">(override)</span>` : EMPTY}</td>
+<td class="num">${p.adaptiveCap ?? '—'}</td>
+<td class="num">${p.ewmaLagMs === null ? '—' : `${Math.round(p.ewmaLagMs)} ms`} <canvas class="spark" width="80" height="20" data-sparkline="${key}" data-value="${p.ewmaLagMs ?? ''}" aria-hidden="true"></canvas></td>
+<td>${p.paused ? 'paused' : p.slowUntil ? html`slowed until ${time(p.slowUntil)}` : 'open'}</td>
+${reasonCell(p.reason)}<td>${time(p.lastAdmittedAt)}</td>
+<td class="actions">${
+        p.paused
+          ? action(view, `${path}/resume-partition`, 'resume-partition', 'Resume', {
+              fields: { partition: p.partition },
+            })
+          : action(view, `${path}/pause-partition`, 'pause-partition', 'Pause', {
+              fields: { partition: p.partition },
+            })
+      }</td></tr>`
+    })
+    const pager = html`<p class="pager">${offset > 0 ? html`<a href="${href(view, path, { offset: String(Math.max(0, offset - PAGE_SIZE)) })}">Previous</a> ` : EMPTY}${
+      partitions.length === PAGE_SIZE
+        ? html`<a href="${href(view, path, { offset: String(offset + PAGE_SIZE) })}">Next</a>`
+        : EMPTY
+    }</p>`
+    const body = html`<p><label><input type="checkbox" data-watched-only> Show watched partitions only</label> <span class="muted">(kept in this browser)</span></p>
+${table(
+  'Partitions',
+  [
+    'Partition',
+    'Waiting',
+    'Running',
+    'Tokens',
+    'Cap',
+    'Adaptive cap',
+    'EWMA lag',
+    'State',
+    'Why not running',
+    'Last admitted',
+    '',
+  ],
+  rows,
+  'No partition yet: one appears when a job is enqueued into it.',
+)}${pager}`
+    return { title: `Policy ${name}`, body }
+  },
+}

@@ -1,0 +1,13 @@
+/** What every page and form needs to know about the request it renders for. */
+export interface View {
+  /** The dashboard's path as the browser sees it (mount prefixes included), no trailing slash. */
+  base: string
+  /** The path and query of this page, to come back to after an action. */
+  here: string
+  csrf: string
+  readOnly: boolean
+  /** Whether the log-out button is shown (sessions come from the log-in page). */
+  canLogOut: boolean
+  defaultRefreshSeconds: number
+  flash: { text: string; error: boolean } | undefined
+}
