@@ -16,9 +16,7 @@ export interface Served {
 }
 
 export async function serve(sluice: Sluice): Promise<Served> {
-  const app = createApp(sluice, { auth: { secrets: [SECRET] }, dashboard: true } as Parameters<
-    typeof createApp
-  >[1])
+  const app = createApp(sluice, { auth: { secrets: [SECRET] }, dashboard: true })
   const server = createAdaptorServer({ fetch: app.fetch })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
