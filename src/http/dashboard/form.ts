@@ -36,3 +36,14 @@ export function parseForm<T>(schema: z.ZodType<T>, fields: Record<string, string
 }
 
 export const optionalText = z.preprocess((v) => (v === '' ? undefined : v), z.string().max(512).optional())
+
+/** A page's query string through `schema`; a 400 that names the parameter otherwise. */
+export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string>): T {
+  const parsed = schema.safeParse(query)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new ValidationError(
+    `Invalid query: ${issue?.path.join('.') || '(query)'} ${issue?.message}`,
+    toIssues(parsed.error.issues),
+  )
+}

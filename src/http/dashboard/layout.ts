@@ -54,6 +54,7 @@ export function page(view: View, title: string, body: Html, options: PageOptions
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Sluice</title>
+<link rel="icon" href="data:,">
 ${options.charts ? html`<link rel="stylesheet" href="${assetUrl(view.base, 'uplot.css')}">` : EMPTY}
 <link rel="stylesheet" href="${assetUrl(view.base, 'dashboard.css')}">
 ${options.charts ? html`<script src="${assetUrl(view.base, 'uplot.js')}" defer></script>` : EMPTY}

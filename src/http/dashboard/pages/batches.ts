@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { parseQuery } from '../form.js'
 import { html, number, pretty, table, time } from '../html.js'
 import type { Page } from './types.js'
 
@@ -10,7 +11,7 @@ export const batchesPage: Page = {
   route: '/batches',
   nav: '/batches',
   async render(sluice, view, c) {
-    const { id } = querySchema.parse(c.req.query())
+    const { id } = parseQuery(querySchema, c.req.query())
     const batch = id === undefined ? undefined : await sluice.inspect.batch(id)
     const lookup = html`<form method="get" action="${view.base}/batches" class="filter"><label>Batch id <input name="id" inputmode="numeric" value="${id ?? ''}" required></label><button type="submit">Show</button></form>`
     if (batch === undefined) return { title: 'Batches', body: lookup }

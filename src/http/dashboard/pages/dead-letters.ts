@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { parseQuery } from '../form.js'
 import { action, EMPTY, href, html, table, time } from '../html.js'
 import type { Page } from './types.js'
 
@@ -15,7 +16,7 @@ export const deadLettersPage: Page = {
   route: '/dead-letters',
   nav: '/dead-letters',
   async render(sluice, view, c) {
-    const query = querySchema.parse(c.req.query())
+    const query = parseQuery(querySchema, c.req.query())
     const rows = await sluice.inspect.deadLetters({
       ...(query.queue ? { queue: query.queue } : {}),
       ...(query.name ? { name: query.name } : {}),

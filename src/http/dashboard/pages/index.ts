@@ -1,9 +1,12 @@
 import { batchesPage } from './batches.js'
+import { databasePage } from './database.js'
 import { deadLettersPage } from './dead-letters.js'
+import { eventsPage } from './events.js'
 import { insightsPage } from './insights.js'
 import { invocationsPage } from './invocations.js'
 import { jobPage } from './job.js'
 import { jobsPage } from './jobs.js'
+import { locksPage } from './locks.js'
 import { overviewPage } from './overview.js'
 import { policiesPage } from './policies.js'
 import { policyPage } from './policy.js'
@@ -21,7 +24,10 @@ export const PAGES: readonly Page[] = [
   invocationsPage,
   recurringPage,
   batchesPage,
+  eventsPage,
+  locksPage,
   policiesPage,
   policyPage,
   insightsPage,
+  databasePage,
 ]

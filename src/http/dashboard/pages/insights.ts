@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { parseQuery } from '../form.js'
 import { duration, EMPTY, html, jsonData, number, section, table } from '../html.js'
 import type { Page } from './types.js'
 
@@ -21,7 +22,7 @@ export const insightsPage: Page = {
   route: '/insights',
   nav: '/insights',
   async render(sluice, view, c) {
-    const query = querySchema.parse(c.req.query())
+    const query = parseQuery(querySchema, c.req.query())
     const window = query.window ?? '1h'
     const stats = await sluice.inspect.stats({
       sinceMs: WINDOWS[window]!,

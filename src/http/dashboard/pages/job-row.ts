@@ -2,9 +2,6 @@ import type { JobRow } from '../../../sql/jobs.js'
 import { type Html, html, reasonCell, time } from '../html.js'
 import type { View } from '../view.js'
 
-/** A job as a table row; `reason` says why it is not running (empty when nothing stops it). */
-export type ListedJob = JobRow & { reason?: string | null }
-
 export const JOB_HEADERS = [
   'Id',
   'Name',
@@ -17,7 +14,7 @@ export const JOB_HEADERS = [
   'Last error',
 ]
 
-export function jobRow(view: View, job: ListedJob): Html {
+export function jobRow(view: View, job: JobRow): Html {
   return html`<tr data-job-id="${job.id}" data-state="${job.state}"><td class="mono"><a href="${view.base}/jobs/${job.id}">${job.id}</a></td>
 <td>${job.name}</td><td>${job.queue}</td><td><span class="state ${job.state}">${job.state}</span></td>
 <td class="num">${job.attempts}/${job.maxAttempts}</td><td>${time(job.runAt)}</td><td>${time(job.enqueuedAt)}</td>

@@ -1,6 +1,5 @@
 import { NotFoundError } from '../../../errors.js'
 import { action, EMPTY, html, pretty, reasonCell, section, time } from '../html.js'
-import type { ListedJob } from './job-row.js'
 import type { Page } from './types.js'
 
 export const jobPage: Page = {
@@ -8,14 +7,14 @@ export const jobPage: Page = {
   nav: '/jobs',
   async render(sluice, view, c) {
     const id = c.req.param('id') ?? ''
-    const job = (await sluice.inspect.job(id)) as (ListedJob & { errors: unknown[] }) | null
+    const job = await sluice.inspect.job(id)
     if (!job)
       throw new NotFoundError(
         `No job ${id} in the jobs table: finished jobs are archived and failed ones are dead letters.`,
       )
     const path = `/jobs/${job.id}`
     const actions =
-      job.state === 'running'
+      job.state === 'running' || job.state === 'blocked'
         ? EMPTY
         : html`<div class="actions">${job.state === 'retrying' ? action(view, `${path}/retry`, 'retry', 'Retry now') : action(view, `${path}/run-now`, 'run-now', 'Run now')}${action(view, `${path}/cancel`, 'cancel', 'Cancel', { danger: true })}</div>`
     const facts = html`<div class="table-wrap"><table class="facts"><tbody>

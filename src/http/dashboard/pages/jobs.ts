@@ -1,5 +1,6 @@
 import * as z from 'zod'
 import { JOB_STATES } from '../../../sql/jobs.js'
+import { parseQuery } from '../form.js'
 import { EMPTY, href, html, table } from '../html.js'
 import { JOB_HEADERS, jobRow } from './job-row.js'
 import type { Page } from './types.js'
@@ -18,7 +19,7 @@ export const jobsPage: Page = {
   route: '/jobs',
   nav: '/jobs',
   async render(sluice, view, c) {
-    const query = jobsQuerySchema.parse(c.req.query())
+    const query = parseQuery(jobsQuerySchema, c.req.query())
     const jobs = await sluice.inspect.jobs({
       ...(query.queue ? { queue: query.queue } : {}),
       ...(query.name ? { name: query.name } : {}),

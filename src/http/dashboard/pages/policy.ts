@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { parseQuery } from '../form.js'
 import { action, EMPTY, href, html, number, reasonCell, table, time } from '../html.js'
 import type { Page } from './types.js'
 
@@ -16,7 +17,7 @@ export const policyPage: Page = {
   nav: '/policies',
   async render(sluice, view, c) {
     const name = c.req.param('name') ?? ''
-    const { offset = 0 } = querySchema.parse(c.req.query())
+    const { offset = 0 } = parseQuery(querySchema, c.req.query())
     const partitions = await sluice.inspect.partitions(name, { limit: PAGE_SIZE, offset })
     const path = `/policies/${encodeURIComponent(name)}`
     const rows = partitions.map((p) => {

@@ -1,0 +1,114 @@
+import type { Hono } from 'hono'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
+import { appFor } from '../helpers/http.js'
+import { Browser } from './client.js'
+import { doomed, greet, HOSTILE, JOBS, nightly, send } from './fixture.js'
+
+const NAV = [
+  '/',
+  '/queues',
+  '/jobs',
+  '/dead-letters',
+  '/invocations',
+  '/recurring',
+  '/batches',
+  '/events',
+  '/locks',
+  '/policies',
+  '/insights',
+  '/database',
+]
+
+describe('dashboard pages', () => {
+  let t: TestSluice
+  let app: Hono
+  let browser: Browser
+  let jobId: string
+  let batchId: string
+
+  beforeAll(async () => {
+    t = await makeSluice({ jobs: JOBS, recurring: [nightly] })
+    app = appFor(t, { dashboard: true })
+    // Hostile text everywhere an operator's page shows stored data.
+    await t.sluice.enqueue(doomed, { note: HOSTILE })
+    await t.sluice.drain({ queues: ['doomed'], budgetMs: 5_000 })
+    jobId = (await t.sluice.enqueue(greet, { to: HOSTILE })).id!
+    await t.sluice.enqueue(send, { account: HOSTILE })
+    batchId = (await t.sluice.createBatch({ properties: { note: HOSTILE } })).id
+    await t.sluice.pause('sends')
+    browser = new Browser(app)
+    expect((await browser.login()).status).toBe(303)
+  })
+  afterAll(() => t.cleanup())
+
+  const paths = () => [
+    ...NAV,
+    `/jobs/${jobId}`,
+    `/jobs?queue=default&state=waiting`,
+    `/batches?id=${batchId}`,
+    `/policies/send`,
+    '/insights?window=24h',
+  ]
+
+  test('every page answers 200 with the common frame: main, nav to every page, h1, theme toggle, refresh choices', async () => {
+    for (const path of paths()) {
+      const page = await browser.page(`/dashboard${path === '/' ? '' : path}`)
+      expect(page, path).toContain('<main id="main"')
+      expect(page, path).toMatch(/<h1>[^<]+<\/h1>/)
+      expect(page, path).toContain('<button type="button" data-theme-toggle')
+      const choices = [...page.matchAll(/<option value="(\d+)"/g)].map((m) => m[1])
+      expect(choices.slice(0, 4), path).toEqual(['0', '2', '5', '15'])
+      expect(page, path).toContain('<select data-refresh')
+      for (const link of NAV) expect(page, `${path} links to ${link}`).toContain(`href="/dashboard${link}"`)
+    }
+    // The trailing-slash form of the dashboard's path is the overview too.
+    expect(await browser.page('/dashboard/')).toContain('<h1>Overview</h1>')
+  })
+
+  test('stored text is shown as text: a <script> in a payload, an error or a partition key never becomes markup', async () => {
+    const escaped = '&lt;script&gt;alert('
+    const shown: string[] = []
+    for (const path of paths()) {
+      const page = await browser.page(`/dashboard${path}`)
+      expect(page, path).not.toContain('<script>alert')
+      expect(page, path).not.toContain('<img src=x')
+      if (page.includes(escaped) || page.includes('\\u003cscript\\u003ealert')) shown.push(path)
+    }
+    // The hostile text is there (escaped) where it is stored: job, dead letter, batch, partition.
+    expect(shown).toEqual(
+      expect.arrayContaining([`/jobs/${jobId}`, '/dead-letters', `/batches?id=${batchId}`, '/policies/send']),
+    )
+  })
+
+  test('job rows carry id, state and why they are not running', async () => {
+    const page = await browser.page('/dashboard/jobs?queue=sends')
+    const row = /<tr data-job-id="(\d+)" data-state="(\w+)">[\s\S]*?<td data-reason>([^<]*)<\/td>/.exec(page)
+    expect(row?.[2]).toBe('waiting')
+    expect(row?.[3]).toBe('queue paused')
+    const partition = await browser.page('/dashboard/policies/send')
+    expect(partition).toMatch(/<tr data-partition="&lt;script&gt;[^"]*">/)
+    expect(partition).toMatch(/<td data-reason>queue paused<\/td>/)
+  })
+
+  test('queue rows, dead letter rows and action buttons follow the page contract', async () => {
+    const queues = await browser.page('/dashboard/queues')
+    expect(queues).toContain('<tr data-queue="sends">')
+    expect(queues).toMatch(/<tr data-queue="sends">[\s\S]*?data-action="resume"/)
+    expect(queues).toMatch(/<tr data-queue="default">[\s\S]*?data-action="pause"/)
+    const dead = await browser.page('/dashboard/dead-letters')
+    expect(dead).toMatch(
+      /<tr data-dead-letter-id="\d+">[\s\S]*?data-action="retry"[\s\S]*?data-action="discard"/,
+    )
+  })
+
+  test('an unknown job is a 404 page and a malformed id a 400, both HTML', async () => {
+    const missing = await browser.get('/dashboard/jobs/999999')
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('content-type')).toMatch(/^text\/html/)
+    const bad = await browser.get('/dashboard/jobs/abc')
+    expect(bad.status).toBe(400)
+    expect(await bad.text()).toContain('Invalid job id')
+    expect((await browser.get('/dashboard/jobs?state=nope')).status).toBe(400)
+  })
+})
