@@ -13,19 +13,26 @@ const SHOTS = process.env.SLUICE_SCREENSHOTS || 'test-results/screenshots'
 
 const trimSlash = (path: string): string => path.replace(/(.)\/$/, '$1')
 
-/** The frame every page shares (see the dashboard's HTML contract). */
+/** The frame every page shares (see the dashboard's HTML contract), read in one round trip. */
 async function expectFrame(page: Page, path: string): Promise<void> {
-  expect(await page.locator('main#main').count(), `${path}: <main id="main">`).toBe(1)
-  expect((await page.locator('h1').first().textContent())?.trim(), `${path}: <h1>`).toBeTruthy()
-  expect(await page.locator('button[data-theme-toggle]').count(), `${path}: theme toggle`).toBe(1)
-  const refresh = await page
-    .locator('select[data-refresh] option')
-    .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
-  expect(refresh, `${path}: refresh choices`).toEqual(['0', '2', '5', '15'])
-  const links = await page
-    .locator('nav a[href]')
-    .evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname))
-  const linked = links.map(trimSlash)
+  const frame = await page.evaluate(() => ({
+    mains: document.querySelectorAll('main#main').length,
+    h1: document.querySelector('h1')?.textContent?.trim() ?? '',
+    toggles: document.querySelectorAll('button[data-theme-toggle]').length,
+    refresh: Array.from(
+      document.querySelectorAll('select[data-refresh] option'),
+      (o) => (o as HTMLOptionElement).value,
+    ),
+    links: Array.from(
+      document.querySelectorAll('nav a[href]'),
+      (a) => new URL((a as HTMLAnchorElement).href).pathname,
+    ),
+  }))
+  expect(frame.mains, `${path}: <main id="main">`).toBe(1)
+  expect(frame.h1, `${path}: <h1>`).not.toBe('')
+  expect(frame.toggles, `${path}: theme toggle`).toBe(1)
+  expect(frame.refresh, `${path}: refresh choices`).toEqual(['0', '2', '5', '15'])
+  const linked = frame.links.map(trimSlash)
   for (const href of NAV_PATHS) expect(linked, `${path}: nav link to ${href}`).toContain(trimSlash(href))
 }
 
