@@ -54,7 +54,7 @@ describeDashboard('dashboard pages', (d) => {
       }
       expect(problems).toEqual([])
       await context.close()
-    })
+    }, 120_000)
   }
 
   test('at 360 px wide no page overflows horizontally (wide tables scroll inside their wrapper)', async () => {
@@ -72,5 +72,5 @@ describeDashboard('dashboard pages', (d) => {
     }
     expect(overflowing).toEqual([])
     await context.close()
-  })
+  }, 120_000)
 })
