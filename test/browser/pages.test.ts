@@ -57,6 +57,29 @@ describeDashboard('dashboard pages', (d) => {
     }, 120_000)
   }
 
+  test('a hostile payload is shown as text on its job page, never run', async () => {
+    const context = await d().loggedIn()
+    const page = await context.newPage()
+    const problems = watch(page)
+    const dialogs: string[] = []
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message())
+      void dialog.dismiss()
+    })
+    await page.goto(d().served.url(`/jobs/${d().seeded.ids.ready[1]}`))
+    const shown = await page.evaluate(() => ({
+      text: document.getElementById('main')?.textContent ?? '',
+      injected: Array.from(document.querySelectorAll('main script')).filter(
+        (s) => !(s as HTMLScriptElement).type.includes('json'),
+      ).length,
+    }))
+    expect(shown.text).toContain('<script>alert(1)</script>@example.com')
+    expect(shown.injected).toBe(0)
+    expect(dialogs).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   test('at 360 px wide no page overflows horizontally (wide tables scroll inside their wrapper)', async () => {
     const { served, seeded } = d()
     const context = await d().loggedIn({ viewport: { width: 360, height: 740 } })
