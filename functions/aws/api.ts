@@ -1,5 +1,5 @@
-// The whole HTTP API behind an API Gateway HTTP API.
+// The whole HTTP API behind an API Gateway HTTP API, and the operator's dashboard at /dashboard.
 import { sluice } from '../../examples/app.js'
 import { apiHandler } from '../../src/platforms/aws-lambda.js'
 
-export const handler = apiHandler(sluice)
+export const handler = apiHandler(sluice, { dashboard: true })

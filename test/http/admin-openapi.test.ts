@@ -149,6 +149,7 @@ describe('the OpenAPI document and the admin API it describes', () => {
         'POST /api/v1/dead-letters/retry',
         'POST /api/v1/dead-letters/discard',
         'GET /api/v1/invocations',
+        'GET /api/v1/overview',
         'GET /api/v1/recurring',
         'GET /api/v1/batches/{id}',
         'GET /api/v1/policies',

@@ -114,6 +114,22 @@ describe('dev server: cross-site requests', () => {
   test('a loopback name on another port is foreign too', async () => {
     expect((await raw('GET', '/metrics', { Host: `localhost:${server.port + 1}` })).status).toBe(403)
   })
+
+  test('the dashboard is served without log-in, and a dashboard form from another origin is refused', async () => {
+    const page = await raw('GET', '/dashboard/queues', {})
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('<main id="main"')
+    const forged = await raw(
+      'POST',
+      '/dashboard/queues/default/pause',
+      { 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'https://evil.example' },
+      '_csrf=x',
+    )
+    expect(forged.status).toBe(403)
+    expect((await t.sluice.inspect.queueStates()).find((q) => q.name === 'default')?.paused ?? false).toBe(
+      false,
+    )
+  })
 })
 
 describe('deployed app: cross-site requests', () => {

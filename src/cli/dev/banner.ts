@@ -30,6 +30,7 @@ export function banner(b: BannerInfo): string {
     `  app       ${b.configShown}: ${jobs.map((j) => `${j.name} (queue ${j.queue})`).join(', ') || 'no jobs'}`,
     `  database  ${b.database}, schema "${b.sluice.config.schema}" (version ${b.version})`,
     `  http      ${color.cyan(b.url)}  ${color.yellow('authentication is OFF: local development only')}`,
+    `  dashboard ${color.cyan(`${b.url}/dashboard`)}`,
     `  drain     in this process: at once after each enqueue or publish through this server, otherwise every ${b.pollMs / 1000} s`,
     `  maintain  every ${b.maintainMs / 1000} s`,
     '',

@@ -91,7 +91,10 @@ export function devApp(options: DevServerOptions): Hono {
       )
     }
   })
-  root.route('/', createApp(options.sluice, { auth: false, onError: (error) => options.onError(error) }))
+  root.route(
+    '/',
+    createApp(options.sluice, { auth: false, dashboard: true, onError: (error) => options.onError(error) }),
+  )
   return root
 }
 

@@ -174,6 +174,19 @@ export function adminOperations(sluice: Sluice): Operation[] {
     ),
     operation({
       method: 'get',
+      path: '/overview',
+      summary:
+        'Per queue depth and oldest ready job, throughput over the last hour, dead letters, live drains',
+      description: 'One statement; on a large jobs table the state counts are estimated (estimated: true).',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The overview', schema: s.overviewResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.overview() }
+      },
+    }),
+    operation({
+      method: 'get',
       path: '/invocations',
       summary: 'The drains running now',
       tags: ['status'],

@@ -207,6 +207,37 @@ export const invocationRow = z.object({
 })
 export const invocationsResponse = z.object({ invocations: z.array(invocationRow) })
 
+export const overviewResponse = z.object({
+  now: ts,
+  queues: z.array(
+    z.object({
+      queue: z.string(),
+      ready: z.number(),
+      scheduled: z.number(),
+      retrying: z.number(),
+      running: z.number(),
+      blocked: z.number(),
+      oldestReadyAgeSeconds: z.number(),
+      estimated: z.boolean().meta({
+        description: 'ready, scheduled and retrying are scaled up from a sample of a large jobs table',
+      }),
+    }),
+  ),
+  throughput: z.array(z.object({ minute: z.string(), completed: z.number(), failed: z.number() })),
+  lastHour: z.object({ completed: z.number(), failed: z.number(), dead: z.number(), expired: z.number() }),
+  deadLetters: z.object({ count: z.number(), estimated: z.boolean() }),
+  drains: z.array(
+    z.object({
+      id: z.string(),
+      queues: z.array(z.string()),
+      startedAt: ts,
+      expiresAt: ts,
+      ageSeconds: z.number(),
+      jobsDone: z.number(),
+    }),
+  ),
+})
+
 export const recurringRun = z.object({
   task: z.string(),
   slot: ts,

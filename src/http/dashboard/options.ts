@@ -42,13 +42,16 @@ const objectSchema = z
   })
   .strict()
 
-export const dashboardOptionSchema = z.union([z.boolean(), objectSchema])
+/** The option's shape as createApp checks it; its fields are checked by resolveDashboardOptions, which names them. */
+export const dashboardOptionSchema = z.union([z.boolean(), z.record(z.string(), z.unknown())])
 
 /** The dashboard option of createApp, checked; undefined when the dashboard is off. */
 export function resolveDashboardOptions(
   option: boolean | DashboardOptions | undefined,
 ): ResolvedDashboardOptions | undefined {
-  const parsed = dashboardOptionSchema.optional().safeParse(option)
+  if (option === undefined || typeof option === 'boolean')
+    return option ? resolveDashboardOptions({}) : undefined
+  const parsed = objectSchema.safeParse(option)
   if (!parsed.success) {
     const first = parsed.error.issues[0]
     throw new ConfigError(
@@ -56,12 +59,10 @@ export function resolveDashboardOptions(
       toIssues(parsed.error.issues),
     )
   }
-  if (option === undefined || option === false) return undefined
-  const o = option === true ? {} : option
   return {
-    path: o.path ?? '/dashboard',
-    readOnly: o.readOnly ?? false,
-    authorize: o.authorize,
-    defaultRefreshSeconds: o.defaultRefreshSeconds ?? 0,
+    path: option.path ?? '/dashboard',
+    readOnly: option.readOnly ?? false,
+    authorize: option.authorize,
+    defaultRefreshSeconds: option.defaultRefreshSeconds ?? 0,
   }
 }

@@ -1,0 +1,169 @@
+import type { Hono } from 'hono'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
+import { appFor } from '../helpers/http.js'
+import { Browser, csrfOf } from './client.js'
+import { doomed, greet, JOBS, send } from './fixture.js'
+
+describe('dashboard actions', () => {
+  let t: TestSluice
+  let app: Hono
+  let browser: Browser
+  let csrf: string
+
+  const paused = async (queue: string) =>
+    (await t.sluice.inspect.queueStates()).find((s) => s.name === queue)?.paused ?? false
+  const jobRow = async (id: string) =>
+    (await t.sql<{ due: boolean }>('SELECT run_at <= now() AS due FROM $schema.jobs WHERE id = $1', [id]))[0]
+  const deadCount = async () =>
+    (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.dead_letters'))[0]!.n
+
+  beforeAll(async () => {
+    t = await makeSluice({ jobs: JOBS })
+    app = appFor(t, { dashboard: true })
+    browser = new Browser(app)
+    await browser.login()
+    csrf = csrfOf(await browser.page('/dashboard/queues'))
+  })
+  afterAll(() => t.cleanup())
+  beforeEach(async () => {
+    await t.sql('DELETE FROM $schema.jobs')
+    await t.sql('DELETE FROM $schema.dead_letters')
+    await t.sluice.resume('default')
+  })
+
+  test("a POST without the CSRF token, with a wrong one, or with another session's changes nothing: 403", async () => {
+    const other = new Browser(app)
+    await other.login()
+    const othersToken = csrfOf(await other.page('/dashboard/queues'))
+    const forged: Record<string, string>[] = [
+      {},
+      { _csrf: '' },
+      { _csrf: `${csrf.slice(0, -2)}00` },
+      { _csrf: othersToken },
+    ]
+    for (const fields of forged) {
+      const res = await browser.post('/dashboard/queues/default/pause', fields)
+      expect(res.status).toBe(403)
+      expect(await paused('default')).toBe(false)
+    }
+    // The same form with the page's token works.
+    const res = await browser.post('/dashboard/queues/default/pause', {
+      _csrf: csrf,
+      back: '/dashboard/queues',
+    })
+    expect(res.status).toBe(303)
+    expect(await paused('default')).toBe(true)
+  })
+
+  test('a form posted from another site is refused before anything runs', async () => {
+    const res = await app.request('http://localhost/dashboard/queues/default/pause', {
+      method: 'POST',
+      headers: {
+        Cookie: browser.cookieHeader,
+        Origin: 'https://evil.example',
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    })
+    expect(res.status).toBe(403)
+    expect(await paused('default')).toBe(false)
+  })
+
+  test('pause and resume: a redirect back to the page and a flash message there', async () => {
+    const res = await browser.post('/dashboard/queues/default/pause', {
+      _csrf: csrf,
+      back: '/dashboard/queues',
+    })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/dashboard/queues')
+    const page = await browser.page('/dashboard/queues')
+    expect(page).toMatch(/<p role="status" data-flash[^>]*>Queue default is paused/)
+    expect(page).toMatch(/<tr data-queue="default">[\s\S]*?data-action="resume"/)
+    // The flash is shown once.
+    expect(await browser.page('/dashboard/queues')).not.toContain('data-flash')
+    await browser.post('/dashboard/queues/default/resume', { _csrf: csrf })
+    expect(await paused('default')).toBe(false)
+  })
+
+  test('run now, retry and cancel a job', async () => {
+    const { id } = await t.sluice.enqueue(greet, { to: 'a' }, { delay: 3_600_000 })
+    expect((await jobRow(id!))?.due).toBe(false)
+    await browser.post(`/dashboard/jobs/${id}/run-now`, { _csrf: csrf, back: `/dashboard/jobs/${id}` })
+    expect((await jobRow(id!))?.due).toBe(true)
+    // Retry of a job that never failed is refused with a message, and changes nothing.
+    const refused = await browser.post(`/dashboard/jobs/${id}/retry`, {
+      _csrf: csrf,
+      back: `/dashboard/jobs/${id}`,
+    })
+    expect(refused.status).toBe(303)
+    expect(await browser.page(`/dashboard/jobs/${id}`)).toMatch(
+      /data-flash class="flash error">[^<]*has not failed/,
+    )
+    const cancel = await browser.post(`/dashboard/jobs/${id}/cancel`, {
+      _csrf: csrf,
+      back: `/dashboard/jobs/${id}`,
+    })
+    expect(cancel.headers.get('location')).toBe('/dashboard/jobs')
+    expect(await jobRow(id!)).toBeUndefined()
+  })
+
+  test('dead letters: retry one, discard by filter; an empty filter is a 400', async () => {
+    await t.sluice.enqueue(doomed, { note: 'one' })
+    await t.sluice.enqueue(doomed, { note: 'two' })
+    await t.sluice.drain({ queues: ['doomed'], budgetMs: 5_000 })
+    expect(await deadCount()).toBe(2)
+    const [first] = await t.sluice.inspect.deadLetters()
+    await browser.post('/dashboard/dead-letters/retry', { _csrf: csrf, ids: first!.id })
+    expect(await deadCount()).toBe(1)
+    expect((await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf })).status).toBe(400)
+    expect(await deadCount()).toBe(1)
+    await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf, queue: 'doomed' })
+    expect(await deadCount()).toBe(0)
+  })
+
+  test('pause and resume a partition', async () => {
+    await t.sluice.enqueue(send, { account: 'acme' })
+    await browser.post('/dashboard/policies/send/pause-partition', { _csrf: csrf, partition: 'acme' })
+    const [row] = await t.sluice.inspect.partitions('send')
+    expect(row).toMatchObject({ partition: 'acme', paused: true, reason: 'partition paused' })
+    await browser.post('/dashboard/policies/send/resume-partition', { _csrf: csrf, partition: 'acme' })
+    expect((await t.sluice.inspect.partitions('send'))[0]?.paused).toBe(false)
+    // An unknown partition is a message, not a failure.
+    const res = await browser.post('/dashboard/policies/send/pause-partition', {
+      _csrf: csrf,
+      partition: 'nope',
+    })
+    expect(res.status).toBe(303)
+  })
+
+  test('read-only: no action button is rendered and every action answers 403 and changes nothing', async () => {
+    const readOnly = new Browser(appFor(t, { dashboard: { readOnly: true } }))
+    await readOnly.login()
+    await t.sluice.enqueue(greet, { to: 'b' })
+    for (const path of ['/dashboard/queues', '/dashboard/jobs', '/dashboard/dead-letters']) {
+      const page = await readOnly.page(path)
+      expect(page, path).not.toContain('data-action')
+    }
+    // A valid session and its token (same secret, so the writable dashboard's session is valid here too).
+    readOnly.cookies.set('sluice_session', browser.cookies.get('sluice_session')!)
+    const res = await readOnly.post('/dashboard/queues/default/pause', { _csrf: csrf })
+    expect(res.status).toBe(403)
+    expect(await paused('default')).toBe(false)
+  })
+
+  test('a form that is not a form, or too large, is refused', async () => {
+    const json = await app.request('http://localhost/dashboard/queues/default/pause', {
+      method: 'POST',
+      headers: { Cookie: browser.cookieHeader, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ _csrf: csrf }),
+    })
+    expect(json.status).toBe(415)
+    const huge = await browser.post('/dashboard/queues/default/pause', {
+      _csrf: csrf,
+      pad: 'x'.repeat(40_000),
+    })
+    expect(huge.status).toBe(413)
+    expect(await paused('default')).toBe(false)
+  })
+})

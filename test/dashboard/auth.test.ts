@@ -1,0 +1,145 @@
+import type { Hono } from 'hono'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createApp } from '../../src/index.js'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
+import { appFor, NEXT_SECRET } from '../helpers/http.js'
+import { Browser } from './client.js'
+import { JOBS } from './fixture.js'
+
+describe('dashboard authentication', () => {
+  let t: TestSluice
+  let app: Hono
+
+  beforeAll(async () => {
+    t = await makeSluice({ jobs: JOBS })
+    app = appFor(t, { dashboard: true })
+  })
+  afterAll(() => t.cleanup())
+
+  test('is off unless asked for', async () => {
+    expect((await appFor(t).request('/dashboard')).status).toBe(404)
+  })
+
+  test('without a session every page sends the browser to the log-in form and shows no data', async () => {
+    const browser = new Browser(app)
+    for (const path of ['/dashboard', '/dashboard/jobs', '/dashboard/queues?x=1']) {
+      const res = await browser.get(path)
+      expect(res.status).toBe(303)
+      expect(res.headers.get('location')).toBe(`/dashboard/login?next=${encodeURIComponent(path)}`)
+    }
+    const login = await browser.page('/dashboard/login')
+    expect(login).toContain('name="secret"')
+    expect(login).not.toContain('data-queue')
+    expect((await browser.post('/dashboard/queues/default/pause', {})).status).toBe(401)
+  })
+
+  test('a wrong secret is refused and sets no cookie', async () => {
+    const browser = new Browser(app)
+    const res = await browser.login('sk_wrong_000000000000000000')
+    expect(res.status).toBe(401)
+    expect(res.headers.getSetCookie()).toEqual([])
+    expect(await res.text()).toContain('data-flash')
+    expect((await browser.get('/dashboard/jobs')).status).toBe(303)
+  })
+
+  test('the right secret (either while rotating) sets an HttpOnly, SameSite=Strict session cookie scoped to the dashboard for 12 h', async () => {
+    for (const secret of [undefined, NEXT_SECRET]) {
+      const browser = new Browser(app)
+      const res = await browser.login(secret)
+      expect(res.status).toBe(303)
+      expect(res.headers.get('location')).toBe('/dashboard')
+      const [cookie] = res.headers.getSetCookie()
+      expect(cookie).toMatch(/^sluice_session=[0-9]+\.[0-9a-f]{32}\.[0-9a-f]{64};/)
+      expect(cookie).toContain('HttpOnly')
+      expect(cookie).toContain('SameSite=Strict')
+      expect(cookie).toContain('Path=/dashboard')
+      expect(cookie).toContain('Max-Age=43200')
+      expect(cookie).not.toContain('Secure')
+      expect((await browser.get('/dashboard/jobs')).status).toBe(200)
+    }
+  })
+
+  test('over https the cookie is Secure; after log-in the browser goes back to the page it asked for', async () => {
+    const browser = new Browser(app, 'https://ops.example.com')
+    const res = await browser.post('/dashboard/login', {
+      secret: 'sk_current_2f6b1c8e9a0d4e7f',
+      next: '/dashboard/queues',
+    })
+    expect(res.headers.getSetCookie()[0]).toContain('Secure')
+    expect(res.headers.get('location')).toBe('/dashboard/queues')
+    // Never to another site.
+    const elsewhere = await new Browser(app).post('/dashboard/login', {
+      secret: 'sk_current_2f6b1c8e9a0d4e7f',
+      next: '//evil.example/dashboard',
+    })
+    expect(elsewhere.headers.get('location')).toBe('/dashboard')
+  })
+
+  test('a tampered or foreign session cookie is no session', async () => {
+    const browser = new Browser(app)
+    await browser.login()
+    const token = browser.cookies.get('sluice_session')!
+    const [expires, nonce, mac] = token.split('.')
+    browser.cookies.set('sluice_session', `${Number(expires) + 1000}.${nonce}.${mac}`)
+    expect((await browser.get('/dashboard/jobs')).status).toBe(303)
+    // Signed with another app's secret.
+    const other = createApp(t.sluice, {
+      env: { SLUICE_SECRET: 'sk_other_app_9f8e7d6c5b4a3210' },
+      dashboard: true,
+      onError: () => {},
+    })
+    const foreign = new Browser(other)
+    await foreign.login('sk_other_app_9f8e7d6c5b4a3210')
+    browser.cookies.set('sluice_session', foreign.cookies.get('sluice_session')!)
+    expect((await browser.get('/dashboard/jobs')).status).toBe(303)
+  })
+
+  test('log-out (with its CSRF token) ends the session', async () => {
+    const browser = new Browser(app)
+    await browser.login()
+    const page = await browser.page('/dashboard/jobs')
+    const csrf = /name="_csrf" value="([0-9a-f]{64})"/.exec(page)![1]!
+    const res = await browser.post('/dashboard/logout', { _csrf: csrf })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/dashboard/login')
+    expect((await browser.get('/dashboard/jobs')).status).toBe(303)
+  })
+
+  test('an authorize callback replaces the log-in: refused is 403, allowed needs no secret', async () => {
+    const guarded = appFor(t, {
+      dashboard: { authorize: (c) => c.req.header('x-sso-user') === 'ada' },
+    })
+    expect((await guarded.request('/dashboard/jobs')).status).toBe(403)
+    const ok = await guarded.request('/dashboard/jobs', { headers: { 'x-sso-user': 'ada' } })
+    expect(ok.status).toBe(200)
+    expect(await ok.text()).not.toContain('/logout')
+  })
+
+  test('auth: false serves the dashboard open (local development)', async () => {
+    const open = createApp(t.sluice, { auth: false, dashboard: true, onError: () => {} })
+    expect((await open.request('/dashboard/queues')).status).toBe(200)
+  })
+
+  test('security headers on pages, log-in and errors', async () => {
+    const browser = new Browser(app)
+    await browser.login()
+    for (const path of ['/dashboard', '/dashboard/login', '/dashboard/jobs/999999', '/dashboard/nope']) {
+      const res = await browser.get(path)
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY')
+      expect(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'")
+      expect(res.headers.get('content-security-policy'), path).toContain("script-src 'self'")
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff')
+      expect(res.headers.get('referrer-policy'), path).toBe('same-origin')
+      expect(res.headers.get('cache-control'), path).toBe('no-store')
+    }
+  })
+
+  test('bad options are refused when the app is built', () => {
+    expect(() => appFor(t, { dashboard: { path: 'dash' } })).toThrow(/dashboard/)
+    expect(() => appFor(t, { dashboard: { path: '/api/v1/x' } })).toThrow(/shadow/)
+    expect(() => appFor(t, { dashboard: { readOnly: 'yes' } as never })).toThrow(/readOnly/)
+    expect(() =>
+      createApp(t.sluice, { env: { CRON_SECRET: 'cron_5e8a1f0c7b2d9e4a6c3b' }, dashboard: true }),
+    ).toThrow(/SLUICE_SECRET/)
+  })
+})
