@@ -12,7 +12,10 @@ export interface Dashboard {
   browser: Browser
   seeded: Seeded
   served: Served
-  /** A new context whose session cookie was set by logging in through the login page. */
+  /**
+   * A new context with a session: the first one logs in through the login page, the others
+   * start with the cookie it got.
+   */
   loggedIn(options?: BrowserContextOptions): Promise<BrowserContext>
 }
 
@@ -24,6 +27,7 @@ export function describeDashboard(name: string, body: (d: () => Dashboard) => vo
   skipNotice()
   describe.skipIf(!browserAvailable && !browserTestsRequired)(name, () => {
     let current: Dashboard | undefined
+    let session: Awaited<ReturnType<BrowserContext['storageState']>> | undefined
     const closers: (() => Promise<unknown>)[] = []
     beforeAll(async () => {
       const browser = await launchChromium()
@@ -37,10 +41,13 @@ export function describeDashboard(name: string, body: (d: () => Dashboard) => vo
         seeded,
         served,
         async loggedIn(options) {
+          if (session) return newContext(browser, { ...options, storageState: session })
           const context = await newContext(browser, options)
           const page = await context.newPage()
           await logIn(page, served, SECRET)
           await page.close()
+          // The session cookie the login form set, for the file's other contexts.
+          session = await context.storageState()
           return context
         },
       }
