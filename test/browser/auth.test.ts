@@ -10,6 +10,7 @@ import { expect, test } from 'vitest'
 import { newContext } from './chromium.js'
 import { describeDashboard, logIn, watch } from './fixture.js'
 import { QUEUES } from './seed.js'
+import { SECRET } from './server.js'
 
 describeDashboard('dashboard authentication and CSRF', (d) => {
   /** What the page shows that only a logged-in operator may see. */
@@ -25,6 +26,7 @@ describeDashboard('dashboard authentication and CSRF', (d) => {
     const page = await context.newPage()
     for (const path of ['/', '/jobs', '/queues', `/jobs/${d().seeded.ids.ready[0]}`, '/database']) {
       await page.goto(served.url(path))
+      expect(new URL(page.url()).pathname, `${path}: redirected to the login page`).toBe('/dashboard/login')
       expect(await page.locator('input[name="secret"]').count(), `${path}: login form`).toBe(1)
       expect(await showsData(page), `${path}: data shown without a session`).toBe(false)
     }
@@ -45,11 +47,13 @@ describeDashboard('dashboard authentication and CSRF', (d) => {
   })
 
   test('the right secret opens the pages and sets an HttpOnly, SameSite=Strict cookie scoped to the dashboard', async () => {
-    const context = await d().loggedIn()
+    const context = await newContext(d().browser)
+    const page = await context.newPage()
+    await logIn(page, d().served, SECRET)
+    expect(new URL(page.url()).pathname).not.toBe('/dashboard/login')
     const [cookie, ...others] = await context.cookies()
     expect(others).toEqual([])
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/dashboard' })
-    const page = await context.newPage()
     await page.goto(d().served.url('/jobs'))
     expect(await showsData(page)).toBe(true)
     await context.close()

@@ -50,7 +50,9 @@ export async function newContext(
   options: BrowserContextOptions = {},
 ): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: DESKTOP, ...options })
-  // A missing element fails the test in seconds, not after playwright's default 30 s.
+  // A missing element fails the test in seconds, not after playwright's default 30 s; a page
+  // load gets longer, as the machine may be busy.
   context.setDefaultTimeout(10_000)
+  context.setDefaultNavigationTimeout(20_000)
   return context
 }
