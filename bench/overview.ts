@@ -8,6 +8,8 @@
  * drains; then VACUUM ANALYZE, as autovacuum would leave the tables.
  *
  *   DATABASE_URL=postgres://… npx tsx bench/overview.ts [--jobs 1000000] [--archived 1000000] [--runs 50] [--keep]
+ *
+ * `--keep` leaves the schema; `--schema <name>` measures one seeded before (and kept) again.
  */
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -22,10 +24,12 @@ const { values } = parseArgs({
     archived: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '50' },
     keep: { type: 'boolean', default: false },
+    schema: { type: 'string' },
   },
 })
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const schema = `overview_${Date.now().toString(36)}`
+const reuse = values.schema !== undefined
+const schema = values.schema ?? `overview_${Date.now().toString(36)}`
 const t = `"${schema}"`
 const pool = new pg.Pool({ connectionString: url, max: 2 })
 const jobs = Number(values.jobs)
@@ -34,7 +38,7 @@ const queues = Array.from({ length: 8 }, (_, i) => `q${i}`)
 const percentile = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
-try {
+async function seed(): Promise<void> {
   await migrate(fromPg(pool), schema)
   console.log(`seeding ${jobs} jobs, ${values.archived} archived rows (schema ${schema})`)
   // Per 20 jobs: 14 ready (priorities 0, 100, 200; due up to 1,000 s ago), 3 scheduled, 3 retrying.
@@ -79,7 +83,10 @@ try {
      SELECT 'inv-' || i, ARRAY['q' || i], now() + interval '5 minutes', i * 10 FROM generate_series(0, 3) i`,
   )
   await settleDown(pool, schema)
+}
 
+try {
+  if (!reuse) await seed()
   const statement = overview(t, schema, queues, OVERVIEW_LIMITS)
   const times: number[] = []
   let plan = ''
@@ -104,6 +111,6 @@ try {
     `\noverview at ${jobs} jobs + ${values.archived} archived, ${times.length} runs: server time p50 ${percentile(sorted, 50).toFixed(2)} ms, p95 ${percentile(sorted, 95).toFixed(2)} ms, max ${sorted[sorted.length - 1]!.toFixed(2)} ms`,
   )
 } finally {
-  if (!values.keep) await pool.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`)
+  if (!values.keep && !reuse) await pool.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`)
   await pool.end()
 }

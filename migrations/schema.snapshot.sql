@@ -246,6 +246,7 @@ CREATE TABLE recurring_runs (
   job_id bigint,
   status text,
   enqueued_at timestamp with time zone NOT NULL DEFAULT now(),
+  manual boolean NOT NULL DEFAULT false,
   CONSTRAINT recurring_runs_pkey PRIMARY KEY (task, slot)
 );
 
@@ -847,6 +848,42 @@ BEGIN
   FROM dead, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
   PERFORM :SLUICE_SCHEMA.after_end(v_ended);
   RETURN v_n;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.cancel_waiting(p_ids bigint[])
+ RETURNS bigint[]
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+DECLARE
+  v_ids bigint[];
+  v_blocked bigint[];
+  v_keys text[];
+  v_counts integer[];
+BEGIN
+  WITH gone AS (
+    DELETE FROM :SLUICE_SCHEMA.blocked b
+    WHERE b.id = ANY (p_ids) AND b.batch_id IS NULL
+    RETURNING b.id
+  )
+  SELECT coalesce(array_agg(id), '{}') INTO v_blocked FROM gone;
+
+  WITH gone AS (
+    DELETE FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.id = ANY (p_ids) AND j.lease_token IS NULL AND j.batch_id IS NULL
+    RETURNING j.id, j.concurrency_key
+  ), per_key AS (
+    SELECT concurrency_key AS k, count(*)::integer AS n FROM gone WHERE concurrency_key IS NOT NULL GROUP BY 1
+  )
+  SELECT coalesce((SELECT array_agg(id) FROM gone), '{}'),
+         (SELECT array_agg(k ORDER BY k) FROM per_key), (SELECT array_agg(n ORDER BY k) FROM per_key)
+  INTO v_ids, v_keys, v_counts;
+
+  v_ids := v_ids || v_blocked;
+  DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.job_id = ANY (v_ids);
+  PERFORM :SLUICE_SCHEMA.release_slots(v_keys, v_counts);
+  RETURN v_ids;
 END
 $function$;
 

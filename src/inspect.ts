@@ -1,6 +1,7 @@
 import { parseBatchId } from './controls/api.js'
 import { parseJobId } from './controls/jobs.js'
 import { parsePolicyName } from './controls/partitions.js'
+import type { RecurringTask } from './controls/recurring.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
 import { appliedVersions } from './migrate/run.js'
@@ -13,7 +14,7 @@ import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, list
 import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
 import { OVERVIEW_LIMITS, type Overview, overview } from './sql/overview.js'
 import { type QueueStateRow, queueStates } from './sql/queues.js'
-import { type RecurringRun, recurringRuns } from './sql/recurring.js'
+import { type RecurringRun, type RecurringTaskRow, recurringRuns, recurringTasks } from './sql/recurring.js'
 import { type JobStats, jobStats } from './sql/stats.js'
 import { type InvocationRow, invocations, type StatusRow, status } from './sql/status.js'
 
@@ -87,6 +88,12 @@ export interface Inspect {
   invocations(): Promise<InvocationRow[]>
   /** Finished attempts over the last `sinceMs`: summary, status counts, throughput per minute, slowest names. */
   stats(query?: StatsQuery): Promise<JobStats>
+  /**
+   * Every recurring task stored (synced from code by maintenance): its cron, the last slot of
+   * its schedule enqueued, the next one (null for a task no longer defined here), and its last
+   * run (scheduled or manual) with what became of the job.
+   */
+  recurring(): Promise<RecurringTaskInfo[]>
   /** The execution history of recurring tasks, newest slot first. */
   recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
   batch(id: string): Promise<BatchRow | null>
@@ -103,6 +110,11 @@ export interface Inspect {
   health(): Promise<void>
   /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
   migrations(): Promise<number[]>
+}
+
+export interface RecurringTaskInfo extends RecurringTaskRow {
+  /** The next slot of the schedule after the last one enqueued (in the past when maintenance is behind). */
+  nextSlot: Date | null
 }
 
 const MAX_BULK = 10_000
@@ -125,7 +137,7 @@ export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: 
 export function inspectApi(
   db: () => Promise<Db>,
   t: string,
-  config: { queues: readonly string[]; schema: string },
+  config: { queues: readonly string[]; schema: string; recurring?: readonly RecurringTask[] },
 ): Inspect {
   return {
     async queues() {
@@ -203,6 +215,14 @@ export function inspectApi(
       const row = rows[0]!
       const { completed, failed, dead, expired } = row.summary
       return { sinceMs, ...row, statusCounts: { completed, failed, dead, expired } }
+    },
+    async recurring() {
+      const { rows } = await (await db()).query<RecurringTaskRow>(recurringTasks(t))
+      const defined = new Map((config.recurring ?? []).map((r) => [r.name, r]))
+      return rows.map((row) => ({
+        ...row,
+        nextSlot: defined.get(row.task)?.schedule.nextRun(new Date(row.lastSlot)) ?? null,
+      }))
     },
     async recurringRuns(task, limit = 100) {
       if (task !== undefined) assertName('job', task)

@@ -2,25 +2,40 @@ import * as z from 'zod'
 import { sqlStateOf } from '../db/errors.js'
 import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db, Statement } from '../db/types.js'
-import { NotFoundError, toIssues, ValidationError } from '../errors.js'
+import { ConflictError, NotFoundError, toIssues, ValidationError } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
-import { resolveJob } from '../jobs/enqueue.js'
+import { prepare, resolveJob } from '../jobs/enqueue.js'
 import { assertStorable } from '../json.js'
 import { assertName } from '../names.js'
 import { setPartitionCap, setPartitionPaused } from '../sql/admission.js'
 import { createBatch, sealBatch } from '../sql/batches.js'
 import { pauseQueue, resumeQueue, syncQueues } from '../sql/queues.js'
+import { triggerRecurringRun } from '../sql/recurring.js'
 import { type BatchCallbacks, callbackRows } from './batches.js'
+import { type BulkJobControls, bulkJobControls } from './bulk.js'
 import { type JobControls, jobControls } from './jobs.js'
 import { parsePartitionCap, parsePartitionRef } from './partitions.js'
 import type { QueueSettings } from './queues.js'
+import type { RecurringTask } from './recurring.js'
 
 export interface BatchOptions extends BatchCallbacks {
   /** Given to every callback as its input; checked against each callback job's input schema. */
   properties?: unknown
 }
 
-export interface ControlsApi extends JobControls {
+/** A recurring task's job enqueued by hand: its id (null when not enqueued), how it went, and when. */
+export interface TriggeredRun {
+  id: string | null
+  status: string
+  slot: Date
+}
+
+export interface ControlsApi extends JobControls, BulkJobControls {
+  /**
+   * Enqueues a recurring task's job now, once, outside its schedule (the schedule goes on as
+   * before), recorded in the task's history as a manual run. NOT_FOUND for a task not defined.
+   */
+  triggerRecurring(task: string): Promise<TriggeredRun>
   /** Pauses a queue by hand: drains skip it until resume(), whatever the circuit breaker does. */
   pause(queue: string): Promise<void>
   /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
@@ -63,6 +78,8 @@ export function parseBatchId(value: string): string {
 export interface ControlsConfig {
   readonly jobs: ReadonlyMap<string, AnyJob>
   readonly queueSettings: readonly QueueSettings[]
+  readonly recurring: readonly RecurringTask[]
+  readonly maxPayloadBytes: number
 }
 
 export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsConfig): ControlsApi {
@@ -94,6 +111,21 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
   }
   const api: ControlsApi = {
     ...jobControls(db, t),
+    ...bulkJobControls(db, t),
+    async triggerRecurring(task) {
+      const name = assertName('job', task)
+      const defined = config.recurring.find((r) => r.name === name)
+      if (!defined) throw new NotFoundError(`No recurring task named ${JSON.stringify(name)}.`)
+      const row = prepare(defined.job, defined.input, {}, config.maxPayloadBytes)
+      try {
+        const { rows } = await (await db()).query<TriggeredRun>(triggerRecurringRun(t, name, row))
+        return rows[0]!
+      } catch (error) {
+        // The job's uniqueness key is held and its policy is to raise: nothing was written.
+        if (sqlStateOf(error) === SQLSTATE.SLUICE_CONFLICT) throw new ConflictError((error as Error).message)
+        throw error
+      }
+    },
     async pause(queue) {
       await (await db()).query(pauseQueue(t, assertName('queue', queue)))
     },

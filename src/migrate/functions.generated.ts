@@ -53,6 +53,13 @@ export const functions: readonly FunctionSource[] = [
     ]
   },
   {
+    "name": "cancel_waiting",
+    "hash": "c1ac7cce302a85bc7b960d0199695c17d1a381df8848a494e077828be5d395b5",
+    "statements": [
+      "-- Deletes waiting jobs (the operator's cancel, bulk cancel and purge): jobs of the jobs table that\n-- no drain holds and blocked jobs, but none in a batch (the batch would never finish). What\n-- refers to a deleted job goes with it: its uniqueness lock, and the concurrency slot a job of\n-- the jobs table holds, given back and refilled from the blocked jobs as when a job finishes.\n-- Each step reads what the previous one deleted, hence plpgsql. Returns the ids deleted.\nCREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.cancel_waiting(p_ids bigint[])\nRETURNS bigint[] LANGUAGE plpgsql\nSET jit = off\nAS $fn$\nDECLARE\n  v_ids bigint[];\n  v_blocked bigint[];\n  v_keys text[];\n  v_counts integer[];\nBEGIN\n  WITH gone AS (\n    DELETE FROM :SLUICE_SCHEMA.blocked b\n    WHERE b.id = ANY (p_ids) AND b.batch_id IS NULL\n    RETURNING b.id\n  )\n  SELECT coalesce(array_agg(id), '{}') INTO v_blocked FROM gone;\n\n  WITH gone AS (\n    DELETE FROM :SLUICE_SCHEMA.jobs j\n    WHERE j.id = ANY (p_ids) AND j.lease_token IS NULL AND j.batch_id IS NULL\n    RETURNING j.id, j.concurrency_key\n  ), per_key AS (\n    SELECT concurrency_key AS k, count(*)::integer AS n FROM gone WHERE concurrency_key IS NOT NULL GROUP BY 1\n  )\n  SELECT coalesce((SELECT array_agg(id) FROM gone), '{}'),\n         (SELECT array_agg(k ORDER BY k) FROM per_key), (SELECT array_agg(n ORDER BY k) FROM per_key)\n  INTO v_ids, v_keys, v_counts;\n\n  v_ids := v_ids || v_blocked;\n  DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.job_id = ANY (v_ids);\n  PERFORM :SLUICE_SCHEMA.release_slots(v_keys, v_counts);\n  RETURN v_ids;\nEND\n$fn$"
+    ]
+  },
+  {
     "name": "claim",
     "hash": "262c77aeb1fba5ce4964cd91b56326fd1caaaca7ba556aaa64955a2200f6d281",
     "statements": [

@@ -149,5 +149,12 @@ export const migrations: readonly Migration[] = [
       "-- Trace context: a job enqueued (or published) inside a traced operation carries the W3C trace\n-- context of that operation, `traceparent` and, when there is one, a space and `tracestate`\n-- (`00-<trace id>-<span id>-<flags>[ <tracestate>]`). The drain's span for each run of the job is a\n-- child of it. Null when nothing was traced. A blocked job keeps it until it is promoted.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN trace_context text",
       "ALTER TABLE :SLUICE_SCHEMA.blocked ADD COLUMN trace_context text"
     ]
+  },
+  {
+    "version": 14,
+    "name": "0014_recurring_manual",
+    "statements": [
+      "-- A recurring task's run enqueued by hand (triggerRecurring), outside its schedule: recorded in\n-- its history like a slot, marked so.\nALTER TABLE :SLUICE_SCHEMA.recurring_runs ADD COLUMN manual boolean NOT NULL DEFAULT false"
+    ]
   }
 ]

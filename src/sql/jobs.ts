@@ -56,7 +56,7 @@ const STATE = `CASE
 
 // The rows of both tables a waiting job can be in, with `job` (the jobs row, null for a blocked
 // one) and `blocked_key` kept for the reason, which is worked out only for the page's rows.
-const ROWS = (
+export const jobRows = (
   t: string,
   where: string,
 ): string => `SELECT j.id, j.queue, j.name, ${STATE} AS state, j.payload,
@@ -78,7 +78,7 @@ export function listJobs(t: string, f: JobFilter): Statement {
   return {
     text: `SELECT ${COLUMNS(t)} FROM (
   SELECT * FROM (
-    ${ROWS(t, '($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2) AND ($4::bigint IS NULL OR j.id > $4::bigint)')}
+    ${jobRows(t, '($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2) AND ($4::bigint IS NULL OR j.id > $4::bigint)')}
   ) r
   WHERE $3::text IS NULL OR r.state = $3
   ORDER BY r.id
@@ -92,7 +92,7 @@ ORDER BY x.id`,
 /** One job of the jobs or the blocked table, with its error history. */
 export function getJob(t: string, id: string): Statement {
   return {
-    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${ROWS(t, 'j.id = $1::bigint')}) x`,
+    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${jobRows(t, 'j.id = $1::bigint')}) x`,
     values: [id],
   }
 }
@@ -128,18 +128,13 @@ ${outcome(t)}`,
 }
 
 /**
- * Deletes a job that is not leased and belongs to no batch (its batch would never finish),
- * with its uniqueness lock. Admission counts and concurrency slots read the jobs table or are
- * held by running jobs only, so nothing else refers to it.
+ * Deletes a job that waits (in the jobs table and not leased, or blocked) and belongs to no batch
+ * (its batch would never finish), with its uniqueness lock and concurrency slot (cancel_waiting).
+ * The outcome row tells a missing job from a leased one.
  */
 export function cancelJob(t: string, id: string): Statement {
   return {
-    text: `WITH changed AS (
-  DELETE FROM ${t}.jobs WHERE id = $1::bigint AND lease_token IS NULL AND batch_id IS NULL
-  RETURNING id
-), unlocked AS (
-  DELETE FROM ${t}.unique_locks u USING changed c WHERE u.job_id = c.id
-)
+    text: `WITH changed AS (SELECT unnest(${t}.cancel_waiting(ARRAY[$1::bigint])) AS id)
 ${outcome(t)}`,
     values: [id],
   }

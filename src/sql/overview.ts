@@ -44,7 +44,7 @@ export interface Overview {
   queues: OverviewQueue[]
   /** The last 60 minutes, oldest first, every minute present (zeros where nothing finished). */
   throughput: OverviewMinute[]
-  /** Finished attempts over the last hour, by status. */
+  /** Finished attempts over the same 60 minutes, by status. */
   lastHour: { completed: number; failed: number; dead: number; expired: number }
   /** Dead letters held; `estimated`: the planner's row estimate, the table being too large to count. */
   deadLetters: { count: number; estimated: boolean }
@@ -60,17 +60,19 @@ export interface OverviewLimits {
 }
 
 /**
- * 2,000 pages (16 MiB, some 50,000 to 100,000 jobs) count in a few ms; 200 sampled pages give
- * some 10,000 rows, about ±3 % on a state holding a tenth of the jobs.
+ * 2,000 pages (16 MiB, some 50,000 to 100,000 jobs) count in a few ms; 100 sampled pages give
+ * some 5,000 to 7,000 rows, about ±5 % on a state holding a tenth of the jobs.
  */
-export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 2_000, samplePages: 200 }
+export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 2_000, samplePages: 100 }
 
 /**
  * Every figure of the overview in one statement that costs about the same at 1M jobs as at 10.
  * Counting the jobs table's states would scan it, so above `exactPages` they are scaled up from
- * a block sample; the running, blocked and oldest-ready figures stay exact: running from the
- * leased index, the oldest ready job per (queue, priority) from the claim index (a loose scan
- * over the distinct pairs, one probe each), blocked jobs being few. Throughput reads the last
+ * a block sample; the running and blocked figures stay exact (the leased index; blocked jobs
+ * are few), and so does the oldest ready plain job: per (queue, priority), from the jobs_ready
+ * index, a loose scan over the distinct pairs, one probe each. The oldest ready job of an
+ * admission policy is the oldest in the sample on a large table (jobs_admit is ordered by
+ * partition, which would take a probe per partition). Throughput reads the last
  * hour of job_stats (BRIN on finished_at); the archive is never read.
  */
 export function overview(
@@ -85,25 +87,19 @@ export function overview(
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE n.nspname = $2 AND c.relname IN ('jobs', 'dead_letters')
 ), sampling AS (
-  -- Null: count every row. Otherwise the percentage of the jobs table's blocks to read.
-  SELECT CASE WHEN pages > $3 THEN least(100, 100.0 * $4 / pages)::real END AS percent
+  -- The percentage of the jobs table's blocks to read: all of a small table (a sample scan of
+  -- 100 % is a plain scan, and never a parallel one whose workers would cost more than it).
+  SELECT CASE WHEN pages > $3 THEN least(100, 100.0 * $4 / pages)::real ELSE 100 END AS percent
   FROM rel WHERE relname = 'jobs'
 ), counted AS (
   SELECT queue,
-         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts)::float8 AS ready,
-         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0)::float8 AS scheduled,
-         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0)::float8 AS retrying,
-         false AS estimated
-  FROM ${t}.jobs WHERE (SELECT percent FROM sampling) IS NULL
-  GROUP BY queue
-  UNION ALL
-  SELECT queue,
-         round(count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) * 100 / min(s.percent)),
-         round(count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0) * 100 / min(s.percent)),
-         round(count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0) * 100 / min(s.percent)),
-         true
-  FROM ${t}.jobs TABLESAMPLE SYSTEM ((SELECT coalesce(percent, 0) FROM sampling)), sampling s
-  WHERE s.percent IS NOT NULL
+         round(count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) * 100 / min(s.percent)) AS ready,
+         round(count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0) * 100 / min(s.percent))
+           AS scheduled,
+         round(count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0) * 100 / min(s.percent))
+           AS retrying,
+         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts AND policy IS NOT NULL) AS oldest_admitted
+  FROM ${t}.jobs TABLESAMPLE SYSTEM ((SELECT percent FROM sampling)), sampling s
   GROUP BY queue
 ), running AS (
   SELECT queue, count(*)::float8 AS running FROM ${t}.jobs
@@ -112,51 +108,55 @@ export function overview(
   SELECT queue, count(*)::float8 AS blocked FROM ${t}.blocked GROUP BY queue
 ), pairs AS (
   -- Every distinct (queue, priority) of the jobs table, one index probe each.
-  (SELECT queue, priority FROM ${t}.jobs ORDER BY queue, priority LIMIT 1)
+  (SELECT queue, priority FROM ${t}.jobs WHERE policy IS NULL ORDER BY queue, priority LIMIT 1)
   UNION ALL
   SELECT nxt.queue, nxt.priority FROM pairs p, LATERAL (
     SELECT j.queue, j.priority FROM ${t}.jobs j
-    WHERE (j.queue, j.priority) > (p.queue, p.priority)
+    WHERE j.policy IS NULL AND (j.queue, j.priority) > (p.queue, p.priority)
     ORDER BY j.queue, j.priority LIMIT 1) nxt
 ), oldest AS (
   SELECT p.queue, min((
     SELECT j.run_at FROM ${t}.jobs j
-    WHERE j.queue = p.queue AND j.priority = p.priority AND j.run_at <= now() AND j.attempts < j.max_attempts
+    WHERE j.policy IS NULL AND j.queue = p.queue AND j.priority = p.priority AND j.run_at <= now()
+      AND j.attempts < j.max_attempts
     ORDER BY j.run_at LIMIT 1)) AS oldest_ready
   FROM pairs p GROUP BY p.queue
 ), names AS (
   SELECT unnest($1::text[]) AS queue UNION SELECT name FROM ${t}.queues UNION SELECT queue FROM oldest
   UNION SELECT queue FROM blocked UNION SELECT queue FROM counted
 ), minutes AS (
-  SELECT m FROM generate_series(date_trunc('minute', now()) - interval '59 minutes', date_trunc('minute', now()),
-                                interval '1 minute') m
+  SELECT m FROM generate_series(date_bin('1 minute', now(), '2000-01-01'::timestamptz) - interval '59 minutes',
+                                date_bin('1 minute', now(), '2000-01-01'::timestamptz), interval '1 minute') m
 ), finished AS (
-  SELECT date_trunc('minute', finished_at) AS m,
-         count(*) FILTER (WHERE status = 'completed') AS completed,
-         count(*) FILTER (WHERE status IN ('failed', 'dead')) AS failed
+  -- One read of the hour's job stats (BRIN on finished_at), per minute and status.
+  SELECT date_bin('1 minute', finished_at, '2000-01-01'::timestamptz) AS m, status, count(*)::float8 AS n
   FROM ${t}.job_stats
-  WHERE finished_at >= date_trunc('minute', now()) - interval '59 minutes'
-  GROUP BY 1
-), hour AS (
-  SELECT count(*) FILTER (WHERE status = 'completed')::float8 AS completed,
-         count(*) FILTER (WHERE status = 'failed')::float8 AS failed,
-         count(*) FILTER (WHERE status = 'dead')::float8 AS dead,
-         count(*) FILTER (WHERE status = 'expired')::float8 AS expired
-  FROM ${t}.job_stats WHERE finished_at > now() - interval '1 hour'
+  WHERE finished_at >= date_bin('1 minute', now(), '2000-01-01'::timestamptz) - interval '59 minutes'
+  GROUP BY 1, 2
+), per_minute AS (
+  SELECT m, sum(n) FILTER (WHERE status = 'completed') AS completed,
+         sum(n) FILTER (WHERE status IN ('failed', 'dead')) AS failed
+  FROM finished GROUP BY m
 )
 SELECT to_json(now()) #>> '{}' AS now,
   (SELECT coalesce(json_agg(json_build_object(
       'queue', n.queue, 'ready', coalesce(c.ready, 0), 'scheduled', coalesce(c.scheduled, 0),
       'retrying', coalesce(c.retrying, 0), 'running', coalesce(r.running, 0), 'blocked', coalesce(b.blocked, 0),
-      'oldestReadyAgeSeconds', coalesce(greatest(extract(epoch FROM now() - o.oldest_ready), 0), 0)::float8,
-      'estimated', (SELECT percent IS NOT NULL FROM sampling)) ORDER BY n.queue), '[]'::json)
+      'oldestReadyAgeSeconds',
+        coalesce(greatest(extract(epoch FROM now() - least(o.oldest_ready, c.oldest_admitted)), 0), 0)::float8,
+      'estimated', (SELECT pages > $3 FROM rel WHERE relname = 'jobs')) ORDER BY n.queue), '[]'::json)
    FROM names n LEFT JOIN counted c ON c.queue = n.queue LEFT JOIN running r ON r.queue = n.queue
    LEFT JOIN blocked b ON b.queue = n.queue LEFT JOIN oldest o ON o.queue = n.queue) AS queues,
   (SELECT json_agg(json_build_object(
       'minute', to_char(m.m AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:00"Z"'),
       'completed', coalesce(f.completed, 0), 'failed', coalesce(f.failed, 0)) ORDER BY m.m)
-   FROM minutes m LEFT JOIN finished f ON f.m = m.m) AS throughput,
-  (SELECT row_to_json(hour) FROM hour) AS "lastHour",
+   FROM minutes m LEFT JOIN per_minute f ON f.m = m.m) AS throughput,
+  (SELECT json_build_object(
+      'completed', coalesce(sum(n) FILTER (WHERE status = 'completed'), 0),
+      'failed', coalesce(sum(n) FILTER (WHERE status = 'failed'), 0),
+      'dead', coalesce(sum(n) FILTER (WHERE status = 'dead'), 0),
+      'expired', coalesce(sum(n) FILTER (WHERE status = 'expired'), 0))
+   FROM finished) AS "lastHour",
   (SELECT json_build_object(
       'count', CASE WHEN d.pages > $3 THEN greatest(d.reltuples, 0)
                     ELSE (SELECT count(*) FROM ${t}.dead_letters) END::float8,

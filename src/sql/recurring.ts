@@ -53,11 +53,13 @@ export interface RecurringRun {
   jobId: string | null
   status: string | null
   enqueuedAt: Date
+  /** Enqueued by hand (triggerRecurring), outside the schedule: `slot` is when. */
+  manual: boolean
 }
 
 export function recurringRuns(t: string, task: string | null, limit: number): Statement {
   return {
-    text: `SELECT task, slot, job_id::text AS "jobId", status, enqueued_at AS "enqueuedAt" FROM ${t}.recurring_runs
+    text: `SELECT task, slot, job_id::text AS "jobId", status, enqueued_at AS "enqueuedAt", manual FROM ${t}.recurring_runs
 WHERE ($1::text IS NULL OR task = $1) ORDER BY slot DESC LIMIT $2`,
     values: [task, limit],
   }
@@ -72,5 +74,66 @@ export function pruneRecurringRuns(t: string, retentionMs: number, limit: number
 )
 SELECT count(*)::int AS n FROM gone`,
     values: [retentionMs, limit],
+  }
+}
+
+/**
+ * Enqueues a recurring task's job now, once, outside its schedule, and records the run in the
+ * task's history as manual at this moment. The task's last slot is left alone, so no scheduled
+ * slot is skipped.
+ */
+export function triggerRecurringRun(t: string, task: string, row: NewJob): Statement {
+  return {
+    text: `WITH enq AS (SELECT e.id, e.status FROM ${t}.enqueue_controlled($1::jsonb) e), run AS (
+  INSERT INTO ${t}.recurring_runs (task, slot, job_id, status, manual)
+  SELECT $2, now(), enq.id::bigint, enq.status, true FROM enq
+  RETURNING slot
+)
+SELECT enq.id, enq.status, (SELECT slot FROM run) AS slot FROM enq`,
+    values: [`[${controlledRow(row)}]`, task],
+  }
+}
+
+/** A recurring task as stored, with its last run and what became of that run's job. */
+export interface RecurringTaskRow {
+  task: string
+  cron: string
+  timezone: string
+  job: string
+  /** The latest slot of the schedule enqueued. */
+  lastSlot: Date
+  lastRun: {
+    slot: string
+    jobId: string | null
+    /** How the enqueue went: enqueued, or why not (duplicate, discarded…). */
+    status: string | null
+    manual: boolean
+    /**
+     * What became of its job: waiting, running, blocked, completed, expired, dead, or unknown
+     * (its archive row pruned); null when no job was enqueued.
+     */
+    outcome: string | null
+  } | null
+}
+
+export function recurringTasks(t: string): Statement {
+  return {
+    text: `SELECT r.name AS task, r.cron, r.timezone, r.job, r.last_slot AS "lastSlot",
+  CASE WHEN l.task IS NOT NULL THEN json_build_object(
+    'slot', l.slot, 'jobId', l.job_id::text, 'status', l.status, 'manual', l.manual,
+    'outcome', CASE
+      WHEN l.job_id IS NULL THEN NULL
+      WHEN EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.id = l.job_id AND j.lease_token IS NOT NULL AND j.run_at > now())
+        THEN 'running'
+      WHEN EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.id = l.job_id) THEN 'waiting'
+      WHEN EXISTS (SELECT 1 FROM ${t}.blocked b WHERE b.id = l.job_id) THEN 'blocked'
+      WHEN EXISTS (SELECT 1 FROM ${t}.dead_letters d WHERE d.id = l.job_id) THEN 'dead'
+      ELSE coalesce((SELECT a.status FROM ${t}.archive a WHERE a.id = l.job_id), 'unknown') END) END AS "lastRun"
+FROM ${t}.recurring r
+LEFT JOIN LATERAL (
+  SELECT * FROM ${t}.recurring_runs x WHERE x.task = r.name ORDER BY x.slot DESC LIMIT 1
+) l ON true
+ORDER BY r.name`,
+    values: [],
   }
 }

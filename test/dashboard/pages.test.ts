@@ -81,6 +81,22 @@ describe('dashboard pages', () => {
     )
   })
 
+  test('the overview shows the depth of each queue, the dead letters and the last hour from one statement', async () => {
+    t.statements.reset()
+    const page = await browser.page('/dashboard')
+    expect(t.statements.count).toBe(1)
+    const row = (queue: string) =>
+      new RegExp(`<tr data-queue="${queue}">([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? ''
+    const cells = (queue: string) =>
+      [...row(queue).matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])
+    // Ready, scheduled, retrying, running, blocked, oldest ready.
+    expect(cells('default').slice(0, 5)).toEqual(['1', '0', '0', '0', '0'])
+    expect(cells('sends').slice(0, 5)).toEqual(['1', '0', '0', '0', '0'])
+    expect(page).toMatch(/<span>Dead letters<\/span><strong><a [^>]*>1<\/a>/)
+    expect(page).toMatch(/<span>Failures, last hour<\/span><strong>1<\/strong>/)
+    expect(page).toContain('<script type="application/json" id="throughput-data">[{"minute":')
+  })
+
   test('job rows carry id, state and why they are not running', async () => {
     const page = await browser.page('/dashboard/jobs?queue=sends')
     const row = /<tr data-job-id="(\d+)" data-state="(\w+)">[\s\S]*?<td data-reason>([^<]*)<\/td>/.exec(page)

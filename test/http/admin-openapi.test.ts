@@ -1,7 +1,7 @@
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { z } from 'zod'
-import { defineJob, PermanentJobError } from '../../src/index.js'
+import { defineJob, defineRecurring, PermanentJobError } from '../../src/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { appFor, bearer } from '../helpers/http.js'
 import { embeddedSchemas, newAjv, openApi31Validator } from '../helpers/openapi.js'
@@ -80,6 +80,7 @@ describe('the OpenAPI document and the admin API it describes', () => {
     if (path.startsWith('/api/v1/jobs/{id}')) return { id: await scheduled() }
     if (path === '/api/v1/batches/{id}') return { id: (await t.sluice.createBatch()).id }
     if (path.startsWith('/api/v1/policies/')) return { policy: 'send', partition: 'a' }
+    if (path.startsWith('/api/v1/recurring/{task}')) return { task: 'nightly' }
     return {}
   }
 
@@ -102,7 +103,10 @@ describe('the OpenAPI document and the admin API it describes', () => {
   }
 
   beforeAll(async () => {
-    t = await makeSluice({ jobs: [greet, flaky, doomed, send] })
+    t = await makeSluice({
+      jobs: [greet, flaky, doomed, send],
+      recurring: [defineRecurring({ name: 'nightly', cron: '0 3 * * *', job: greet, input: { to: 'ops' } })],
+    })
     app = appFor(t)
     await t.sluice.enqueue(send, { account: 'a' })
     await t.sluice.enqueue(doomed, {})
@@ -150,6 +154,11 @@ describe('the OpenAPI document and the admin API it describes', () => {
         'POST /api/v1/dead-letters/discard',
         'GET /api/v1/invocations',
         'GET /api/v1/overview',
+        'GET /api/v1/recurring/tasks',
+        'POST /api/v1/recurring/{task}/trigger',
+        'POST /api/v1/queues/{name}/purge',
+        'POST /api/v1/jobs/retry',
+        'POST /api/v1/jobs/cancel',
         'GET /api/v1/recurring',
         'GET /api/v1/batches/{id}',
         'GET /api/v1/policies',
@@ -225,7 +234,7 @@ describe('the OpenAPI document and the admin API it describes', () => {
     const readOnly = appFor(t, { admin: { readOnly: true } })
     const admin = operations(doc).filter((op) => op.path.startsWith('/api/v1/'))
     const mutations = admin.filter((op) => op.spec['x-mutation'] === true)
-    expect(mutations).toHaveLength(10)
+    expect(mutations).toHaveLength(14)
     const seeded = []
     for (const op of mutations) seeded.push(await paramsFor(op))
     const before = await state()

@@ -198,6 +198,84 @@ export function adminOperations(sluice: Sluice): Operation[] {
     }),
     operation({
       method: 'get',
+      path: '/recurring/tasks',
+      summary: 'Every recurring task: cron, last and next slot, last run and its outcome',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The tasks', schema: s.recurringTasksResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: { tasks: await inspect.recurring() } }
+      },
+    }),
+    operation({
+      method: 'post',
+      path: '/recurring/:task/trigger',
+      summary: "Enqueue a recurring task's job now, once, outside its schedule (recorded as a manual run)",
+      tags: ['status'],
+      mutation: true,
+      security: ADMIN,
+      params: s.taskParams,
+      responses: {
+        200: { description: 'The job enqueued (id null when not: see status)', schema: s.triggerResponse },
+        ...mutationRefused,
+        ...notFound,
+        409: {
+          description: "The job's uniqueness key is held (unique onConflict: raise)",
+          schema: s.errorBody,
+        },
+      },
+      async handle({ params }) {
+        return { status: 200, body: await sluice.triggerRecurring(params.task) }
+      },
+    }),
+    operation({
+      method: 'post',
+      path: '/queues/:name/purge',
+      summary: "Delete a queue's waiting and blocked jobs (running jobs and jobs in a batch stay)",
+      description: 'At most limit (default 10,000) per call: call again while purged equals it.',
+      tags: ['queues'],
+      mutation: true,
+      security: ADMIN,
+      params: s.queueParams,
+      body: s.purgeBody,
+      bodyExample: {},
+      responses: {
+        200: { description: 'How many were deleted', schema: s.purgeResponse },
+        ...mutationRefused,
+        ...notFound,
+      },
+      async handle({ params, body }) {
+        const purged = await sluice.purgeQueue(
+          knownQueue(params.name),
+          body.limit === undefined ? {} : { limit: body.limit },
+        )
+        return { status: 200, body: { purged } }
+      },
+    }),
+    ...(['retry', 'cancel'] as const).map((verb) =>
+      operation({
+        method: 'post',
+        path: `/jobs/${verb}`,
+        summary:
+          verb === 'retry'
+            ? 'Make the failed jobs matching a filter due now'
+            : 'Delete the waiting jobs matching a filter (not running, in no batch)',
+        description:
+          'At least one of queue, name, state; at most `limit` (default 1,000) per call; answers the ids taken.',
+        tags: ['jobs'],
+        mutation: true,
+        security: ADMIN,
+        body: s.jobFilterBody,
+        bodyExample: { queue: 'default', state: 'retrying', limit: 100 },
+        responses: { 200: { description: 'The ids taken', schema: s.idsResponse }, ...mutationRefused },
+        async handle({ body }) {
+          const ids = verb === 'retry' ? await sluice.retryJobs(body) : await sluice.cancelJobs(body)
+          return { status: 200, body: { ids } }
+        },
+      }),
+    ),
+    operation({
+      method: 'get',
       path: '/recurring',
       summary: 'Recent runs of recurring tasks, newest slot first',
       tags: ['status'],

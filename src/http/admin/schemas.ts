@@ -3,6 +3,7 @@
  * OpenAPI document is generated from them (z.toJSONSchema), so the two cannot drift apart.
  */
 import * as z from 'zod'
+import { jobFilterSchema } from '../../controls/bulk.js'
 import { partitionCapSchema, partitionKeySchema, policyNameSchema } from '../../controls/partitions.js'
 import { nameSchema } from '../../names.js'
 import { JOB_STATES } from '../../sql/jobs.js'
@@ -38,6 +39,7 @@ const offsetSchema = z
 // ---- Parameters ----
 
 export const queueParams = z.object({ name: nameSchema }).strict()
+export const taskParams = z.object({ task: nameSchema }).strict()
 export const jobParams = z.object({ id: idSchema }).strict()
 export const batchParams = z.object({ id: idSchema }).strict()
 export const policyParams = z.object({ policy: policyNameSchema }).strict()
@@ -94,6 +96,14 @@ export const deadLetterFilterBody = z
   })
 
 export const capBody = z.object({ cap: partitionCapSchema }).strict()
+
+/** Bulk retry and cancel: the waiting jobs matching queue, name and state (one at least), at most limit (1,000). */
+export const jobFilterBody = jobFilterSchema
+
+export const purgeBody = z
+  .object({ limit: z.number().int().min(1).max(10_000).optional() })
+  .strict()
+  .meta({ description: 'At most limit (default 10,000) jobs per call.' })
 
 // ---- Responses ----
 
@@ -195,6 +205,30 @@ export const deadLettersResponse = z.object({
   nextCursor: z.string().nullable(),
 })
 export const idsResponse = z.object({ ids: z.array(z.string()) })
+export const purgeResponse = z.object({ purged: z.number() })
+export const triggerResponse = z.object({ id: z.string().nullable(), status: z.string(), slot: ts })
+
+export const recurringTasksResponse = z.object({
+  tasks: z.array(
+    z.object({
+      task: z.string(),
+      cron: z.string(),
+      timezone: z.string(),
+      job: z.string(),
+      lastSlot: ts,
+      nextSlot: ts.nullable(),
+      lastRun: z
+        .object({
+          slot: ts,
+          jobId: z.string().nullable(),
+          status: z.string().nullable(),
+          manual: z.boolean(),
+          outcome: z.string().nullable(),
+        })
+        .nullable(),
+    }),
+  ),
+})
 
 export const invocationRow = z.object({
   id: z.string(),
@@ -244,6 +278,7 @@ export const recurringRun = z.object({
   jobId: z.string().nullable(),
   status: z.string().nullable(),
   enqueuedAt: ts,
+  manual: z.boolean(),
 })
 export const recurringResponse = z.object({ runs: z.array(recurringRun) })
 

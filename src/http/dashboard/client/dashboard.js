@@ -28,6 +28,7 @@
   systemDark?.addEventListener?.('change', applyTheme)
 
   const charts = []
+  const COLORS = { completed: '--ok', failed: '--warn', dead: '--bad', expired: '--muted' }
   const css = (name) => getComputedStyle(document.body).getPropertyValue(name).trim()
 
   // ---- Throughput charts (uPlot), from the JSON the page embeds.
@@ -49,8 +50,9 @@
         continue
       }
       const xs = rows.map((r) => Date.parse(r.minute) / 1000)
-      const series = (key) => rows.map((r) => r[key] ?? 0)
-      const width = Math.max(280, el.clientWidth)
+      // The outcomes this chart's rows carry (the overview has completed and failed only).
+      const keys = Object.keys(COLORS).filter((key) => key in rows[0])
+      const width = Math.max(240, el.clientWidth - 8)
       charts.push(
         new window.uPlot(
           {
@@ -62,12 +64,15 @@
             ],
             series: [
               {},
-              { label: 'completed', stroke: css('--ok'), width: 2 },
-              { label: 'failed', stroke: css('--warn'), width: 2 },
-              { label: 'dead', stroke: css('--bad'), width: 2 },
+              ...keys.map((key) => ({
+                label: key,
+                stroke: css(COLORS[key]),
+                width: 2,
+                points: { show: false },
+              })),
             ],
           },
-          [xs, series('completed'), series('failed'), series('dead')],
+          [xs, ...keys.map((key) => rows.map((r) => r[key] ?? 0))],
           el,
         ),
       )
