@@ -8,9 +8,16 @@ import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
 import { type BatchRow, getBatch } from './sql/batches.js'
+import {
+  type DatabaseHealth,
+  databaseHealth,
+  HORIZON_THRESHOLDS,
+  type HorizonThresholds,
+} from './sql/database.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
 import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, listJobs } from './sql/jobs.js'
+import { type EventsView, eventsView, type Locks, locks } from './sql/lock-views.js'
 import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
 import { OVERVIEW_LIMITS, type Overview, overview } from './sql/overview.js'
 import { type QueueStateRow, queueStates } from './sql/queues.js'
@@ -36,6 +43,10 @@ export interface JobsQuery {
   limit?: number
   /** Only jobs with ids above this one: the last id of the previous page. */
   after?: string
+  /** Only jobs enqueued at or after this moment. */
+  since?: Date
+  /** Only jobs enqueued before this moment. */
+  until?: Date
 }
 
 export interface PartitionsQuery {
@@ -106,6 +117,20 @@ export interface Inspect {
    * the state counts are scaled from a sample (`estimated: true` on the queue).
    */
   overview(): Promise<Overview>
+  /**
+   * Every lock held as a row: uniqueness locks (the oldest 500), concurrency semaphores with
+   * their holders and blocked jobs, single-consumer queue leases. One statement.
+   */
+  locks(): Promise<Locks>
+  /**
+   * The database's side: each Sluice table's live and dead tuples, bloat estimate, size and last
+   * autovacuum / autoanalyze; the oldest holders of the xmin horizon (transactions, replication
+   * slots, prepared transactions) and a `warning` when the oldest is past `thresholds` (10,000
+   * transactions or 60 s) while the jobs table has dead rows. One statement.
+   */
+  database(thresholds?: Partial<HorizonThresholds>): Promise<DatabaseHealth>
+  /** Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog. */
+  events(): Promise<EventsView>
   /** Resolves when the database answers the cheapest statement there is. */
   health(): Promise<void>
   /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
@@ -118,6 +143,13 @@ export interface RecurringTaskInfo extends RecurringTaskRow {
 }
 
 const MAX_BULK = 10_000
+
+function moment(what: string, value: Date | undefined): Date | null {
+  if (value === undefined) return null
+  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+    throw new ValidationError(`jobs: ${what} must be a valid Date`)
+  return value
+}
 
 export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
   const q = typeof query === 'string' ? { ids: [query] } : query
@@ -154,6 +186,8 @@ export function inspectApi(
         name: query.name === undefined ? null : assertName('job', query.name),
         state: query.state ?? null,
         after: query.after === undefined ? null : parseJobId(query.after),
+        since: moment('since', query.since),
+        until: moment('until', query.until),
         limit,
       }
       return (await (await db()).query<JobRow>(listJobs(t, filter))).rows
@@ -247,6 +281,23 @@ export function inspectApi(
     async overview() {
       const statement = overview(t, config.schema, config.queues, OVERVIEW_LIMITS)
       return (await (await db()).query<Overview>(statement)).rows[0]!
+    },
+    async locks() {
+      return (await (await db()).query<Locks>(locks(t))).rows[0]!
+    },
+    async database(thresholds = {}) {
+      const limits = { ...HORIZON_THRESHOLDS, ...thresholds }
+      if (
+        !Number.isInteger(limits.xminAge) ||
+        limits.xminAge < 0 ||
+        !Number.isInteger(limits.heldMs) ||
+        limits.heldMs < 0
+      )
+        throw new ValidationError('database: thresholds are whole numbers from 0')
+      return (await (await db()).query<DatabaseHealth>(databaseHealth(config.schema, limits))).rows[0]!
+    },
+    async events() {
+      return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!
     },
     async health() {
       await (await db()).query(ping())

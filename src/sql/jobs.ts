@@ -43,6 +43,10 @@ export interface JobFilter {
   state: JobState | null
   /** Ids above this one (keyset paging, ascending). */
   after: string | null
+  /** Enqueued at or after this moment. */
+  since: Date | null
+  /** Enqueued before this moment. */
+  until: Date | null
   limit: number
 }
 
@@ -73,19 +77,23 @@ const COLUMNS = (t: string): string => `x.id::text AS id, x.queue, x.name, x.sta
        x.last_error AS "lastError", x.policy, x.partition_key AS partition, x.batch_id::text AS "batchId",
        CASE WHEN x.job IS NULL THEN ${t}.blocked_reason(x.blocked_key) ELSE ${t}.job_reason(x.job) END AS reason`
 
-/** A page of jobs (blocked ones too) in id order, filtered by queue, name and state; `after` pages on. */
+/** A page of jobs (blocked ones too) in id order, filtered by queue, name, state and enqueue time; `after` pages on. */
 export function listJobs(t: string, f: JobFilter): Statement {
   return {
     text: `SELECT ${COLUMNS(t)} FROM (
   SELECT * FROM (
-    ${jobRows(t, '($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2) AND ($4::bigint IS NULL OR j.id > $4::bigint)')}
+    ${jobRows(
+      t,
+      `($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2) AND ($4::bigint IS NULL OR j.id > $4::bigint)
+      AND ($6::timestamptz IS NULL OR j.enqueued_at >= $6) AND ($7::timestamptz IS NULL OR j.enqueued_at < $7)`,
+    )}
   ) r
   WHERE $3::text IS NULL OR r.state = $3
   ORDER BY r.id
   LIMIT $5
 ) x
 ORDER BY x.id`,
-    values: [f.queue, f.name, f.state, f.after, f.limit],
+    values: [f.queue, f.name, f.state, f.after, f.limit, f.since, f.until],
   }
 }
 

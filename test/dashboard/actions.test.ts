@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { appFor } from '../helpers/http.js'
 import { Browser, csrfOf } from './client.js'
-import { doomed, greet, JOBS, send } from './fixture.js'
+import { doomed, greet, JOBS, nightly, send } from './fixture.js'
 
 describe('dashboard actions', () => {
   let t: TestSluice
@@ -19,7 +19,7 @@ describe('dashboard actions', () => {
     (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.dead_letters'))[0]!.n
 
   beforeAll(async () => {
-    t = await makeSluice({ jobs: JOBS })
+    t = await makeSluice({ jobs: JOBS, recurring: [nightly] })
     app = appFor(t, { dashboard: true })
     browser = new Browser(app)
     await browser.login()
@@ -120,6 +120,68 @@ describe('dashboard actions', () => {
     expect(await deadCount()).toBe(1)
     await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf, queue: 'doomed' })
     expect(await deadCount()).toBe(0)
+  })
+
+  test('purge asks first, showing the count; only the confirmed POST deletes', async () => {
+    for (const to of ['a', 'b', 'c']) await t.sluice.enqueue(greet, { to })
+    const count = async () =>
+      (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs'))[0]!.n
+    const ask = await browser.post('/dashboard/queues/default/purge', {
+      _csrf: csrf,
+      back: '/dashboard/queues',
+    })
+    expect(ask.status).toBe(200)
+    const page = await ask.text()
+    expect(page).toContain('<strong>3 jobs</strong>')
+    expect(page).toMatch(
+      /<input type="hidden" name="confirm" value="yes"><button type="submit" data-action="confirm-purge"/,
+    )
+    expect(await count()).toBe(3)
+    // The confirmation is a form like any other: without the token, nothing.
+    expect((await browser.post('/dashboard/queues/default/purge', { confirm: 'yes' })).status).toBe(403)
+    expect(await count()).toBe(3)
+    const done = await browser.post('/dashboard/queues/default/purge', {
+      _csrf: csrf,
+      confirm: 'yes',
+      back: '/dashboard/queues',
+    })
+    expect(done.status).toBe(303)
+    expect(await count()).toBe(0)
+    expect(await browser.page('/dashboard/queues')).toContain('3 waiting jobs purged from queue default.')
+  })
+
+  test('bulk retry and cancel act on the current filter; an empty filter is a 400 and changes nothing', async () => {
+    const jobs = await Promise.all(
+      ['a', 'b'].map((to) => t.sluice.enqueue(greet, { to }, { delay: 3_600_000 })),
+    )
+    await t.sluice.enqueue(send, { account: 'x' })
+    const page = await browser.page('/dashboard/jobs?queue=default&state=scheduled')
+    expect(page).toMatch(/data-action="bulk-retry"[\s\S]*data-action="bulk-cancel"/)
+    expect((await browser.post('/dashboard/jobs/bulk-cancel', { _csrf: csrf })).status).toBe(400)
+    expect(await jobRow(jobs[0]!.id!)).toBeDefined()
+    const res = await browser.post('/dashboard/jobs/bulk-cancel', {
+      _csrf: csrf,
+      queue: 'default',
+      state: 'scheduled',
+    })
+    expect(res.status).toBe(303)
+    expect(await jobRow(jobs[0]!.id!)).toBeUndefined()
+    expect(await jobRow(jobs[1]!.id!)).toBeUndefined()
+    expect((await t.sluice.inspect.jobs({ queue: 'sends' })).length).toBe(1)
+  })
+
+  test('trigger a recurring task now', async () => {
+    const res = await browser.post('/dashboard/recurring/nightly/trigger', {
+      _csrf: csrf,
+      back: '/dashboard/recurring',
+    })
+    expect(res.status).toBe(303)
+    expect(await browser.page('/dashboard/recurring')).toMatch(
+      /data-flash[^>]*>Recurring task nightly triggered: job \d+/,
+    )
+    expect((await t.sluice.inspect.jobs({ name: 'greet' })).length).toBe(1)
+    const unknown = await browser.post('/dashboard/recurring/nope/trigger', { _csrf: csrf })
+    expect(unknown.status).toBe(303)
   })
 
   test('pause and resume a partition', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { defineJob, defineRecurring, PermanentJobError } from '../../src/index.js'
+import { defineJob, defineRecurring, defineSubscriber, PermanentJobError } from '../../src/index.js'
 
 /** Text that would run as script if any page forgot to escape it. */
 export const HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
@@ -20,6 +20,22 @@ export const send = defineJob({
   admission: { partition: (i) => i.account, concurrency: { max: 1 } },
   run: () => {},
 })
+export const report = defineJob({
+  name: 'report',
+  queue: 'reports',
+  input: z.object({ title: z.string() }),
+  unique: { key: (i) => `report:${i.title}` },
+  run: () => {},
+})
+export const charge = defineJob({
+  name: 'charge',
+  queue: 'billing',
+  input: z.object({ account: z.string() }),
+  concurrency: { limit: 1, key: (i) => `acct:${i.account}` },
+  run: () => {},
+})
+export const audit = defineSubscriber({ name: 'audit', topic: 'orders.#', queue: 'events', run: () => {} })
+
 export const nightly = defineRecurring({
   name: 'nightly',
   cron: '0 3 * * *',
@@ -27,4 +43,5 @@ export const nightly = defineRecurring({
   input: { to: 'ops' },
 })
 
-export const JOBS = [greet, doomed, send]
+export const JOBS = [greet, doomed, send, report, charge]
+export const SUBSCRIBERS = [audit]

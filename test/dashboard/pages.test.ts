@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { appFor } from '../helpers/http.js'
 import { Browser } from './client.js'
-import { doomed, greet, HOSTILE, JOBS, nightly, send } from './fixture.js'
+import { charge, doomed, greet, HOSTILE, JOBS, nightly, report, SUBSCRIBERS, send } from './fixture.js'
 
 const NAV = [
   '/',
@@ -28,7 +28,7 @@ describe('dashboard pages', () => {
   let batchId: string
 
   beforeAll(async () => {
-    t = await makeSluice({ jobs: JOBS, recurring: [nightly] })
+    t = await makeSluice({ jobs: JOBS, subscribers: SUBSCRIBERS, recurring: [nightly] })
     app = appFor(t, { dashboard: true })
     // Hostile text everywhere an operator's page shows stored data.
     await t.sluice.enqueue(doomed, { note: HOSTILE })
@@ -37,6 +37,9 @@ describe('dashboard pages', () => {
     await t.sluice.enqueue(send, { account: HOSTILE })
     batchId = (await t.sluice.createBatch({ properties: { note: HOSTILE } })).id
     await t.sluice.pause('sends')
+    await t.sluice.enqueue(report, { title: HOSTILE })
+    for (let i = 0; i < 3; i++) await t.sluice.enqueue(charge, { account: 'acme' })
+    await t.sluice.publish('orders.created', { n: 1 })
     browser = new Browser(app)
     expect((await browser.login()).status).toBe(303)
   })
@@ -77,7 +80,13 @@ describe('dashboard pages', () => {
     }
     // The hostile text is there (escaped) where it is stored: job, dead letter, batch, partition.
     expect(shown).toEqual(
-      expect.arrayContaining([`/jobs/${jobId}`, '/dead-letters', `/batches?id=${batchId}`, '/policies/send']),
+      expect.arrayContaining([
+        `/jobs/${jobId}`,
+        '/dead-letters',
+        `/batches?id=${batchId}`,
+        '/policies/send',
+        '/locks',
+      ]),
     )
   })
 
@@ -95,6 +104,19 @@ describe('dashboard pages', () => {
     expect(page).toMatch(/<span>Dead letters<\/span><strong><a [^>]*>1<\/a>/)
     expect(page).toMatch(/<span>Failures, last hour<\/span><strong>1<\/strong>/)
     expect(page).toContain('<script type="application/json" id="throughput-data">[{"minute":')
+  })
+
+  test('locks and events: each one statement, showing locks, semaphores, subscribers and the outbox', async () => {
+    t.statements.reset()
+    const locks = await browser.page('/dashboard/locks')
+    expect(t.statements.count).toBe(1)
+    expect(locks).toMatch(/<tr data-lock="report:&lt;script&gt;[^"]*">[\s\S]*?until-executed/)
+    expect(locks).toMatch(/<tr data-semaphore="acct:acme">[\s\S]*?1\/1<\/td>\s*<td class="num">2<\/td>/)
+    t.statements.reset()
+    const events = await browser.page('/dashboard/events')
+    expect(t.statements.count).toBe(1)
+    expect(events).toMatch(/<tr data-subscriber="audit">[\s\S]*?orders\.#[\s\S]*?<td class="num">1<\/td>/)
+    expect(events).toContain('Outbox pending')
   })
 
   test('job rows carry id, state and why they are not running', async () => {

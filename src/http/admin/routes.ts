@@ -88,6 +88,8 @@ export function adminOperations(sluice: Sluice): Operation[] {
           ...(query.name === undefined ? {} : { name: query.name }),
           ...(query.state === undefined ? {} : { state: query.state }),
           ...(query.cursor === undefined ? {} : { after: query.cursor }),
+          ...(query.since === undefined ? {} : { since: new Date(query.since) }),
+          ...(query.until === undefined ? {} : { until: new Date(query.until) }),
           limit,
         })
         return { status: 200, body: { jobs, nextCursor: cursorOf(jobs, limit) } }
@@ -183,6 +185,47 @@ export function adminOperations(sluice: Sluice): Operation[] {
       responses: { 200: { description: 'The overview', schema: s.overviewResponse }, ...refused },
       async handle() {
         return { status: 200, body: await inspect.overview() }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/locks',
+      summary:
+        'Uniqueness locks, concurrency semaphores (holders, blocked jobs) and single-consumer queue leases',
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'The locks', schema: s.locksResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.locks() }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/database',
+      summary:
+        "Sluice's tables (tuples, bloat, size, autovacuum) and what holds the xmin horizon, with a warning",
+      tags: ['status'],
+      security: ADMIN,
+      query: s.databaseQuery,
+      responses: { 200: { description: 'The database', schema: s.databaseResponse }, ...refused },
+      async handle({ query }) {
+        const thresholds = {
+          ...(query.xminAge === undefined ? {} : { xminAge: query.xminAge }),
+          ...(query.heldMs === undefined ? {} : { heldMs: query.heldMs }),
+        }
+        return { status: 200, body: await inspect.database(thresholds) }
+      },
+    }),
+    operation({
+      method: 'get',
+      path: '/events',
+      summary:
+        "Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog",
+      tags: ['status'],
+      security: ADMIN,
+      responses: { 200: { description: 'Subscribers and outbox', schema: s.eventsResponse }, ...refused },
+      async handle() {
+        return { status: 200, body: await inspect.events() }
       },
     }),
     operation({

@@ -52,6 +52,14 @@ export const jobsQuery = z
     state: z.enum(JOB_STATES).optional(),
     limit: limitSchema(1000, 100),
     cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page.' }),
+    since: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued at or after this moment (ISO 8601).' }),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued before this moment (ISO 8601).' }),
   })
   .strict()
 
@@ -270,6 +278,107 @@ export const overviewResponse = z.object({
       jobsDone: z.number(),
     }),
   ),
+})
+
+export const locksResponse = z.object({
+  now: ts,
+  uniqueLocks: z.array(
+    z.object({
+      key: z.string(),
+      strategy: z.enum(['until-executed', 'while-executing']),
+      state: z.enum(['queued', 'executing']),
+      jobId: z.string(),
+      owner: z.string().nullable(),
+      acquiredAt: ts,
+      ageSeconds: z.number(),
+      expiresAt: ts,
+    }),
+  ),
+  semaphores: z.array(
+    z.object({
+      key: z.string(),
+      limit: z.number(),
+      taken: z.number(),
+      holders: z.array(z.string()),
+      blocked: z.number(),
+      expiresAt: ts,
+    }),
+  ),
+  queueLeases: z.array(
+    z.object({
+      queue: z.string(),
+      owner: z.string(),
+      ageSeconds: z.number().nullable(),
+      expiresAt: ts,
+      live: z.boolean(),
+    }),
+  ),
+})
+
+export const databaseQuery = z
+  .object({
+    xminAge: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, 'must be a whole number')
+      .transform(Number)
+      .optional()
+      .meta({ description: 'Warn past this many transactions of xmin age. Default 10,000.' }),
+    heldMs: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, 'must be a whole number of ms')
+      .transform(Number)
+      .optional()
+      .meta({ description: 'Warn when a transaction has held the horizon this long. Default 60,000.' }),
+  })
+  .strict()
+
+export const databaseResponse = z.object({
+  now: ts,
+  tables: z.array(
+    z.object({
+      table: z.string(),
+      liveTuples: z.number(),
+      deadTuples: z.number(),
+      bloat: z.number().nullable(),
+      bytes: z.number(),
+      lastAutovacuum: ts.nullable(),
+      lastAutoanalyze: ts.nullable(),
+      secondsSinceAutovacuum: z.number().nullable(),
+      secondsSinceAutoanalyze: z.number().nullable(),
+    }),
+  ),
+  horizon: z.array(
+    z.object({
+      kind: z.enum(['transaction', 'replication slot', 'prepared transaction']),
+      pid: z.number().nullable(),
+      name: z.string().nullable(),
+      state: z.string().nullable(),
+      applicationName: z.string().nullable(),
+      query: z.string().nullable(),
+      xminAge: z.number(),
+      heldSeconds: z.number().nullable(),
+    }),
+  ),
+  warning: z.string().nullable(),
+})
+
+export const eventsResponse = z.object({
+  now: ts,
+  subscribers: z.array(
+    z.object({
+      name: z.string(),
+      pattern: z.string(),
+      queue: z.string(),
+      deliveriesLastHour: z.number(),
+      processed: z.number(),
+      lastDeliveryAt: ts.nullable(),
+    }),
+  ),
+  outbox: z.object({
+    pending: z.number(),
+    oldestPendingAgeSeconds: z.number(),
+    publishedLastHour: z.number(),
+  }),
 })
 
 export const recurringRun = z.object({

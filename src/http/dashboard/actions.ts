@@ -5,12 +5,20 @@
  */
 import type { Context } from 'hono'
 import * as z from 'zod'
+import { BULK_STATES } from '../../controls/bulk.js'
 import type { Sluice } from '../../sluice.js'
 import { optionalText, parseForm } from './form.js'
+import { type Html, html } from './html.js'
+import type { View } from './view.js'
 
 export interface ActionResult {
+  /**
+   * A page to show instead of doing anything: the confirmation step of a destructive action,
+   * whose form posts again with `confirm=yes`.
+   */
+  confirm?: (view: View) => { title: string; body: Html }
   /** The flash message after the redirect. */
-  message: string
+  message?: string
   /** Where to go instead of the page the form came from (the job is gone after a cancel). */
   redirect?: string
 }
@@ -29,6 +37,20 @@ const deadLetterForm = z
   })
 
 const partitionForm = z.object({ partition: z.string().max(512) })
+
+const bulkForm = z.object({
+  queue: optionalText,
+  name: optionalText,
+  state: z.preprocess((v) => (v === '' ? undefined : v), z.enum(BULK_STATES).optional()),
+})
+
+const filterOf = (f: z.output<typeof bulkForm>) => ({
+  ...(f.queue ? { queue: f.queue } : {}),
+  ...(f.name ? { name: f.name } : {}),
+  ...(f.state ? { state: f.state } : {}),
+})
+
+const confirmForm = z.object({ confirm: z.literal('yes').optional() })
 
 const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`
 
@@ -69,6 +91,51 @@ export const ACTIONS: readonly Action[] = [
         message: known
           ? `Queue ${param(c, 'name')} is resumed (and its breaker closed).`
           : `Queue ${param(c, 'name')} has no stored state: nothing to resume.`,
+      }
+    },
+  },
+  {
+    route: '/queues/:name/purge',
+    async run(sluice, c, form) {
+      const queue = param(c, 'name')
+      if (parseForm(confirmForm, form).confirm === 'yes') {
+        const purged = await sluice.purgeQueue(queue)
+        return { message: `${plural(purged, 'waiting job')} purged from queue ${queue}.` }
+      }
+      const depth = (await sluice.inspect.queues()).find((q) => q.queue === queue)
+      const waiting = depth ? depth.ready + depth.delayed + depth.blocked : 0
+      return {
+        confirm: (view) => ({
+          title: `Purge queue ${queue}?`,
+          body: html`<p>This deletes the <strong>${plural(waiting, 'job')}</strong> waiting in queue <strong>${queue}</strong> (ready, scheduled, retrying and blocked), as cancelling each would. Running jobs and jobs in a batch stay. It cannot be undone.</p>
+<div class="actions"><form method="post" action="${view.base}/queues/${encodeURIComponent(queue)}/purge" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="back" value="${form.back ?? `${view.base}/queues`}"><input type="hidden" name="confirm" value="yes"><button type="submit" data-action="confirm-purge" class="danger">Purge ${plural(waiting, 'job')}</button></form>
+<a href="${view.base}/queues">Keep them</a></div>`,
+        }),
+      }
+    },
+  },
+  {
+    route: '/jobs/bulk-retry',
+    async run(sluice, _c, form) {
+      const ids = await sluice.retryJobs(filterOf(parseForm(bulkForm, form)))
+      return { message: `${plural(ids.length, 'job')} made due now (up to 1,000 at a time).` }
+    },
+  },
+  {
+    route: '/jobs/bulk-cancel',
+    async run(sluice, _c, form) {
+      const ids = await sluice.cancelJobs(filterOf(parseForm(bulkForm, form)))
+      return { message: `${plural(ids.length, 'job')} cancelled (up to 1,000 at a time).` }
+    },
+  },
+  {
+    route: '/recurring/:name/trigger',
+    async run(sluice, c) {
+      const run = await sluice.triggerRecurring(param(c, 'name'))
+      return {
+        message: run.id
+          ? `Recurring task ${param(c, 'name')} triggered: job ${run.id} (${run.status}).`
+          : `Recurring task ${param(c, 'name')} triggered, but no job was enqueued: ${run.status}.`,
       }
     },
   },

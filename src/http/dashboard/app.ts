@@ -135,6 +135,7 @@ function dashboardApp(
     canLogOut: mode === 'login' && s !== undefined,
     defaultRefreshSeconds: options.defaultRefreshSeconds,
     flash: takeFlash(c),
+    horizonWarning: options.horizonWarning,
   })
 
   const render = (c: Context<DashEnv>, view: View, title: string, body: Html, status = 200, charts = false) =>
@@ -249,7 +250,12 @@ function dashboardApp(
       const back = sameDashboard(base, form.back)
       try {
         const result = await a.run(sluice, c, form)
-        setFlash(c, result.message, false)
+        if (result.confirm) {
+          const view = await viewOf(c, s)
+          const { title, body } = result.confirm(view)
+          return render(c, view, title, body)
+        }
+        if (result.message) setFlash(c, result.message, false)
         return c.redirect(result.redirect ? `${base}${result.redirect}` : back, 303)
       } catch (error) {
         // The operator's request was fine but the state moved on (the job started, was

@@ -14,6 +14,11 @@ export interface DashboardOptions {
   authorize?: (c: Context) => boolean | Promise<boolean>
   /** Seconds between automatic refreshes until the operator picks another: 0 (off, the default), 2, 5 or 15. */
   defaultRefreshSeconds?: 0 | 2 | 5 | 15
+  /**
+   * When the database page warns that a transaction holds the xmin horizon back (while the jobs
+   * table has dead rows): past `xminAge` transactions (default 10,000) or `heldMs` open (default 60 s).
+   */
+  horizonWarning?: { xminAge?: number; heldMs?: number }
 }
 
 export interface ResolvedDashboardOptions {
@@ -21,6 +26,7 @@ export interface ResolvedDashboardOptions {
   readOnly: boolean
   authorize: DashboardOptions['authorize']
   defaultRefreshSeconds: 0 | 2 | 5 | 15
+  horizonWarning: { xminAge?: number; heldMs?: number }
 }
 
 const RESERVED = ['/api', '/jobs', '/events', '/drain', '/maintain', '/health', '/metrics', '/openapi.json']
@@ -39,6 +45,13 @@ const objectSchema = z
     readOnly: z.boolean().optional(),
     authorize: z.function().optional(),
     defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
+    horizonWarning: z
+      .object({
+        xminAge: z.number().int().min(0).max(2_000_000_000).optional(),
+        heldMs: z.number().int().min(0).max(86_400_000).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
 
@@ -64,5 +77,6 @@ export function resolveDashboardOptions(
     readOnly: option.readOnly ?? false,
     authorize: option.authorize,
     defaultRefreshSeconds: option.defaultRefreshSeconds ?? 0,
+    horizonWarning: option.horizonWarning ?? {},
   }
 }

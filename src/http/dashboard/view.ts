@@ -10,4 +10,6 @@ export interface View {
   canLogOut: boolean
   defaultRefreshSeconds: number
   flash: { text: string; error: boolean } | undefined
+  /** The database page's warning thresholds (the dashboard's `horizonWarning` option). */
+  horizonWarning: { xminAge?: number; heldMs?: number }
 }

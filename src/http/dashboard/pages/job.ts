@@ -13,10 +13,17 @@ export const jobPage: Page = {
         `No job ${id} in the jobs table: finished jobs are archived and failed ones are dead letters.`,
       )
     const path = `/jobs/${job.id}`
+    // A running job is the drain's; a blocked one waits for a slot, so it can only be cancelled.
+    const due =
+      job.state === 'retrying'
+        ? action(view, `${path}/retry`, 'retry', 'Retry now')
+        : job.state === 'blocked'
+          ? EMPTY
+          : action(view, `${path}/run-now`, 'run-now', 'Run now')
     const actions =
-      job.state === 'running' || job.state === 'blocked'
+      job.state === 'running'
         ? EMPTY
-        : html`<div class="actions">${job.state === 'retrying' ? action(view, `${path}/retry`, 'retry', 'Retry now') : action(view, `${path}/run-now`, 'run-now', 'Run now')}${action(view, `${path}/cancel`, 'cancel', 'Cancel', { danger: true })}</div>`
+        : html`<div class="actions">${due}${action(view, `${path}/cancel`, 'cancel', 'Cancel', { danger: true })}</div>`
     const facts = html`<div class="table-wrap"><table class="facts"><tbody>
 <tr data-job-id="${job.id}" data-state="${job.state}"><th scope="row">State</th><td><span class="state ${job.state}">${job.state}</span></td></tr>
 <tr><th scope="row">Why not running</th>${reasonCell(job.reason)}</tr>

@@ -1,7 +1,8 @@
 import * as z from 'zod'
+import { BULK_STATES } from '../../../controls/bulk.js'
 import { JOB_STATES } from '../../../sql/jobs.js'
 import { parseQuery } from '../form.js'
-import { EMPTY, href, html, table } from '../html.js'
+import { action, EMPTY, href, html, table } from '../html.js'
 import { JOB_HEADERS, jobRow } from './job-row.js'
 import type { Page } from './types.js'
 
@@ -40,7 +41,17 @@ export const jobsPage: Page = {
       jobs.length === PAGE_SIZE && last
         ? html`<p><a href="${href(view, '/jobs', { queue: query.queue, name: query.name, state: query.state, after: last.id })}">Next page</a></p>`
         : EMPTY
-    const body = html`${filter}
+    const bulkState = query.state === undefined || (BULK_STATES as readonly string[]).includes(query.state)
+    const fields = {
+      ...(query.queue ? { queue: query.queue } : {}),
+      ...(query.name ? { name: query.name } : {}),
+      ...(query.state ? { state: query.state } : {}),
+    }
+    const bulk =
+      Object.keys(fields).length > 0 && bulkState && !view.readOnly
+        ? html`<div class="actions bulk"><span>Every job matching this filter (up to 1,000 at a time; running jobs and jobs in a batch stay):</span>${action(view, '/jobs/bulk-retry', 'bulk-retry', 'Retry failed now', { fields })}${action(view, '/jobs/bulk-cancel', 'bulk-cancel', 'Cancel all', { fields, danger: true })}</div>`
+        : EMPTY
+    const body = html`${filter}${bulk}
 ${table(
   'Jobs',
   JOB_HEADERS,

@@ -27,7 +27,7 @@ export const queuesPage: Page = {
         s?.paused || s?.breakerUntil
           ? action(view, `/queues/${q}/resume`, 'resume', 'Resume')
           : action(view, `/queues/${q}/pause`, 'pause', 'Pause')
-      }`
+      }${action(view, `/queues/${q}/purge`, 'purge', 'Purge…', { danger: true })}`
       return html`<tr data-queue="${name}"><th scope="row"><a href="${view.base}/jobs?queue=${q}">${name}</a></th>
 <td>${s?.paused ? html`paused ${time(s.pausedAt)}` : 'running'}</td>
 <td class="num">${number(m?.ready)}</td><td class="num">${number(m?.delayed)}</td><td class="num">${number(m?.inFlight)}</td>
