@@ -1,5 +1,5 @@
 import type { Statement } from '../db/types.js'
-import { type JobState, jobRows } from './jobs.js'
+import { type JobState, jobRows, stateIs } from './jobs.js'
 
 /** Which waiting jobs a bulk operation takes: at least one of queue, name, state; at most `limit`. */
 export interface BulkJobFilter {
@@ -13,9 +13,10 @@ export interface BulkJobFilter {
 // holds (a lapsed lease too: the job is the dead drain's until maintenance or a claim takes it
 // back), none in a batch. $1 queue, $2 name, $3 state, $4 limit.
 const picked = (t: string, extra: string): string => `SELECT r.id FROM (
-    ${jobRows(t, '($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2)')}
+    ${jobRows(t)}
   ) r
-  WHERE (r.job).lease_token IS NULL AND r.batch_id IS NULL AND ($3::text IS NULL OR r.state = $3) ${extra}
+  WHERE ($1::text IS NULL OR r.queue = $1) AND ($2::text IS NULL OR r.name = $2) AND ${stateIs(3)}
+    AND (r.job).lease_token IS NULL AND r.batch_id IS NULL ${extra}
   ORDER BY r.id LIMIT $4`
 
 const values = (f: BulkJobFilter): unknown[] => [f.queue, f.name, f.state, f.limit]

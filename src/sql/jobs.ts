@@ -60,17 +60,25 @@ const STATE = `CASE
 
 // The rows of both tables a waiting job can be in, with `job` (the jobs row, null for a blocked
 // one) and `blocked_key` kept for the reason, which is worked out only for the page's rows.
-export const jobRows = (
-  t: string,
-  where: string,
-): string => `SELECT j.id, j.queue, j.name, ${STATE} AS state, j.payload,
+// Filter on the union's columns, never inside a branch: with the filters outside and the
+// branches' columns of the same types (no coercion), the union is planned as one append the
+// filters are pushed into, and a page in id order is a merge of the primary keys, not a sort of
+// every row. `is_blocked` says which table a row is in.
+export const jobRows = (t: string): string => `SELECT j.id, j.queue, j.name, ${STATE} AS state, j.payload,
          j.priority, j.attempts, j.max_attempts, j.run_at, j.enqueued_at, j.last_error, j.policy,
-         j.partition_key, j.batch_id, j.errors, j AS job, NULL::text AS blocked_key
-  FROM ${t}.jobs j WHERE ${where}
+         j.partition_key, j.batch_id, j.errors, j AS job, NULL::text AS blocked_key, false AS is_blocked
+  FROM ${t}.jobs j
   UNION ALL
-  SELECT b.id, b.queue, b.name, 'blocked', b.payload, b.priority, 0, b.max_attempts, b.run_at, b.enqueued_at,
-         NULL, NULL, NULL, b.batch_id, '[]'::jsonb, NULL, b.concurrency_key
-  FROM ${t}.blocked b WHERE ${where.replaceAll('j.', 'b.')}`
+  SELECT b.id, b.queue, b.name, 'blocked'::text, b.payload, b.priority, 0, b.max_attempts, b.run_at, b.enqueued_at,
+         NULL::jsonb, NULL::text, NULL::text, b.batch_id, '[]'::jsonb, NULL::${t}.jobs, b.concurrency_key, true
+  FROM ${t}.blocked b`
+
+/**
+ * The filter on a state, given as $n: rows of the table that cannot hold that state are skipped
+ * outright (is_blocked is a constant per branch, so the planner drops the other table).
+ */
+export const stateIs = (n: number): string =>
+  `($${n}::text IS NULL OR (r.state = $${n} AND r.is_blocked = ($${n} = 'blocked')))`
 
 const COLUMNS = (t: string): string => `x.id::text AS id, x.queue, x.name, x.state, x.payload, x.priority,
        x.attempts, x.max_attempts AS "maxAttempts", x.run_at AS "runAt", x.enqueued_at AS "enqueuedAt",
@@ -82,13 +90,11 @@ export function listJobs(t: string, f: JobFilter): Statement {
   return {
     text: `SELECT ${COLUMNS(t)} FROM (
   SELECT * FROM (
-    ${jobRows(
-      t,
-      `($1::text IS NULL OR j.queue = $1) AND ($2::text IS NULL OR j.name = $2) AND ($4::bigint IS NULL OR j.id > $4::bigint)
-      AND ($6::timestamptz IS NULL OR j.enqueued_at >= $6) AND ($7::timestamptz IS NULL OR j.enqueued_at < $7)`,
-    )}
+    ${jobRows(t)}
   ) r
-  WHERE $3::text IS NULL OR r.state = $3
+  WHERE ($1::text IS NULL OR r.queue = $1) AND ($2::text IS NULL OR r.name = $2) AND ${stateIs(3)}
+    AND ($4::bigint IS NULL OR r.id > $4::bigint)
+    AND ($6::timestamptz IS NULL OR r.enqueued_at >= $6) AND ($7::timestamptz IS NULL OR r.enqueued_at < $7)
   ORDER BY r.id
   LIMIT $5
 ) x
@@ -100,7 +106,7 @@ ORDER BY x.id`,
 /** One job of the jobs or the blocked table, with its error history. */
 export function getJob(t: string, id: string): Statement {
   return {
-    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${jobRows(t, 'j.id = $1::bigint')}) x`,
+    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${jobRows(t)}) x WHERE x.id = $1::bigint`,
     values: [id],
   }
 }

@@ -129,6 +129,27 @@ describe('dashboard pages', () => {
     expect(partition).toMatch(/<td data-reason>queue paused<\/td>/)
   })
 
+  test('the jobs list filters by enqueue time (datetime-local fields read as UTC, or ISO with a zone)', async () => {
+    const ids = async (query: string) =>
+      [
+        ...(await browser.page(`/dashboard/jobs?queue=default&${query}`)).matchAll(
+          /<tr data-job-id="(\d+)"/g,
+        ),
+      ].map((m) => m[1])
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16)
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString().slice(0, 16)
+    expect(await ids(`since=${hourAgo}`)).toEqual([jobId])
+    expect(await ids(`since=${inAnHour}`)).toEqual([])
+    expect(await ids(`until=${hourAgo}`)).toEqual([])
+    expect(await ids(`since=${encodeURIComponent(`${hourAgo}:00+00:00`)}&until=${inAnHour}`)).toEqual([jobId])
+    // The form shows the filter back, and bulk actions step aside while a time filter narrows the list.
+    const page = await browser.page(`/dashboard/jobs?queue=default&since=${hourAgo}`)
+    expect(page).toContain(`name="since" step="1" value="${hourAgo}:00"`)
+    expect(page).not.toContain('data-action="bulk-cancel"')
+    expect((await browser.get('/dashboard/jobs?since=yesterday')).status).toBe(400)
+    expect((await browser.get('/dashboard/jobs?until=2026-02-30T10:00')).status).toBe(400)
+  })
+
   test('queue rows, dead letter rows and action buttons follow the page contract', async () => {
     const queues = await browser.page('/dashboard/queues')
     expect(queues).toContain('<tr data-queue="sends">')

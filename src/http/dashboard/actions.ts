@@ -8,7 +8,7 @@ import * as z from 'zod'
 import { BULK_STATES } from '../../controls/bulk.js'
 import type { Sluice } from '../../sluice.js'
 import { optionalText, parseForm } from './form.js'
-import { type Html, html } from './html.js'
+import { type Html, html, plural } from './html.js'
 import type { View } from './view.js'
 
 export interface ActionResult {
@@ -51,8 +51,6 @@ const filterOf = (f: z.output<typeof bulkForm>) => ({
 })
 
 const confirmForm = z.object({ confirm: z.literal('yes').optional() })
-
-const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`
 
 export const ACTIONS: readonly Action[] = [
   {

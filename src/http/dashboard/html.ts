@@ -36,6 +36,10 @@ export function time(value: Date | string | null | undefined, now = Date.now()):
   return html`<time datetime="${iso}" title="${iso}">${text}</time>`
 }
 
+/** "1 job", "3 jobs". */
+export const plural = (n: number, one: string): string =>
+  `${n.toLocaleString('en-US')} ${one}${n === 1 ? '' : 's'}`
+
 export const number = (n: number | null | undefined): string =>
   n === null || n === undefined ? '—' : n.toLocaleString('en-US')
 

@@ -49,9 +49,18 @@
         el.textContent = 'Nothing finished in this window.'
         continue
       }
-      const xs = rows.map((r) => Date.parse(r.minute) / 1000)
       // The outcomes this chart's rows carry (the overview has completed and failed only).
       const keys = Object.keys(COLORS).filter((key) => key in rows[0])
+      // Rows may list only the minutes where something finished: fill the window's others with zeros.
+      const from = Number(el.dataset.from)
+      const to = Number(el.dataset.to)
+      if (Number.isFinite(from) && Number.isFinite(to) && to > from && (to - from) / 60 <= 20_000) {
+        const byMinute = new Map(rows.map((r) => [Date.parse(r.minute) / 1000, r]))
+        rows = []
+        for (let x = from; x <= to; x += 60)
+          rows.push({ minute: new Date(x * 1000).toISOString(), ...byMinute.get(x) })
+      }
+      const xs = rows.map((r) => Date.parse(r.minute) / 1000)
       const width = Math.max(240, el.clientWidth - 8)
       charts.push(
         new window.uPlot(

@@ -16,6 +16,9 @@ const querySchema = z.object({
   queue: z.preprocess((v) => (v === '' ? undefined : v), z.string().max(200).optional()),
 })
 
+/** The start of the minute holding `ms`, unix seconds. */
+const minuteOf = (ms: number): number => Math.floor(ms / 60_000) * 60
+
 const ms = (value: number | null): string => (value === null ? '—' : duration(value))
 
 export const insightsPage: Page = {
@@ -59,7 +62,7 @@ export const insightsPage: Page = {
       'Nothing finished in this window.',
     )
     const body = html`${filter}${tiles}
-${section('Throughput per minute', html`<div class="chart" data-chart="throughput" data-source="throughput-data" role="img" aria-label="Jobs finished per minute by outcome"></div>${jsonData('throughput-data', stats.throughput)}`)}
+${section('Throughput per minute', html`<div class="chart" data-chart="throughput" data-source="throughput-data" data-from="${minuteOf(Date.now() - WINDOWS[window]!)}" data-to="${minuteOf(Date.now())}" role="img" aria-label="Jobs finished per minute by outcome"></div>${jsonData('throughput-data', stats.throughput)}`)}
 ${section('Outcomes', statuses)}
 ${section('Slowest job names (by p95 run time)', slowest)}`
     return { title: 'Insights', body, charts: true }

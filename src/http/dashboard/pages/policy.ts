@@ -28,7 +28,7 @@ export const policyPage: Page = {
 <td class="num">${p.cap ?? '—'}${p.capOverride !== null ? html` <span class="muted">(override)</span>` : EMPTY}</td>
 <td class="num">${p.adaptiveCap ?? '—'}</td>
 <td class="num">${p.ewmaLagMs === null ? '—' : `${Math.round(p.ewmaLagMs)} ms`} <canvas class="spark" width="80" height="20" data-sparkline="${key}" data-value="${p.ewmaLagMs ?? ''}" aria-hidden="true"></canvas></td>
-<td>${p.paused ? 'paused' : p.slowUntil ? html`slowed until ${time(p.slowUntil)}` : 'open'}</td>
+<td>${p.paused ? 'paused' : p.slowUntil ? html`slowed down, admits again ${time(p.slowUntil)}` : 'open'}</td>
 ${reasonCell(p.reason)}<td>${time(p.lastAdmittedAt)}</td>
 <td class="actions">${
         p.paused

@@ -1,4 +1,4 @@
-import { action, duration, EMPTY, html, number, table, time } from '../html.js'
+import { action, duration, EMPTY, html, number, plural, table, time } from '../html.js'
 import type { Page } from './types.js'
 
 export const queuesPage: Page = {
@@ -14,13 +14,13 @@ export const queuesPage: Page = {
       const m = depth.get(name)
       const q = encodeURIComponent(name)
       const breaker = s?.breakerUntil
-        ? html`open until ${time(s.breakerUntil)}`
+        ? html`open, closes ${time(s.breakerUntil)}`
         : s && s.consecutiveFailures > 0
-          ? html`closed (${s.consecutiveFailures} failures in a row)`
+          ? html`closed (${plural(s.consecutiveFailures, 'failure')} in a row)`
           : html`closed`
       const holder = s?.singleConsumer
         ? s.leaseHolder
-          ? html`<span class="mono">${s.leaseHolder}</span> until ${time(s.leaseExpiresAt)}`
+          ? html`<span class="mono">${s.leaseHolder}</span>, lease ends ${time(s.leaseExpiresAt)}`
           : html`free`
         : html`<span class="muted">—</span>`
       const actions = html`${
@@ -32,7 +32,7 @@ export const queuesPage: Page = {
 <td>${s?.paused ? html`paused ${time(s.pausedAt)}` : 'running'}</td>
 <td class="num">${number(m?.ready)}</td><td class="num">${number(m?.delayed)}</td><td class="num">${number(m?.inFlight)}</td>
 <td class="num">${m && m.ready > 0 ? duration(m.oldestReadyAgeSeconds * 1000) : '—'}</td>
-<td>${breaker}${s && s.trips > 0 ? html` <span class="muted">(${s.trips} trips)</span>` : EMPTY}</td>
+<td>${breaker}${s && s.trips > 0 ? html` <span class="muted">(tripped ${plural(s.trips, 'time')})</span>` : EMPTY}</td>
 <td>${holder}</td><td class="num">${s?.globalCap ?? '—'}</td><td class="actions">${actions}</td></tr>`
     })
     const body = table(
