@@ -1,0 +1,44 @@
+/** The dead-letter routes' schemas. */
+import * as z from 'zod'
+import { nameSchema } from '../../../names.js'
+import { idSchema, lastError, limitSchema, ts } from './common.js'
+
+export const deadLettersQuery = z
+  .object({
+    queue: nameSchema.optional(),
+    name: nameSchema.optional(),
+    limit: limitSchema(1000, 100),
+    cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page (newest first).' }),
+  })
+  .strict()
+
+export const deadLetterFilterBody = z
+  .object({
+    ids: z.array(idSchema).min(1).max(10_000).optional(),
+    queue: nameSchema.optional(),
+    name: nameSchema.optional(),
+    limit: z.number().int().min(1).max(10_000).optional(),
+  })
+  .strict()
+  .refine((b) => b.ids !== undefined || b.queue !== undefined || b.name !== undefined, {
+    message: 'name at least one of ids, queue, name (an empty filter would take every dead letter)',
+  })
+
+export const deadLetterRow = z.object({
+  id: z.string(),
+  queue: z.string(),
+  name: z.string(),
+  payload: z.unknown(),
+  priority: z.number(),
+  attempts: z.number(),
+  maxAttempts: z.number(),
+  enqueuedAt: ts,
+  failedAt: ts,
+  lastError,
+  errors: z.array(z.unknown()),
+})
+
+export const deadLettersResponse = z.object({
+  deadLetters: z.array(deadLetterRow),
+  nextCursor: z.string().nullable(),
+})

@@ -1,0 +1,67 @@
+/** The job and batch routes' schemas. */
+import * as z from 'zod'
+import { jobFilterSchema } from '../../../controls/bulk.js'
+import { nameSchema } from '../../../names.js'
+import { JOB_STATES } from '../../../sql/jobs.js'
+import { idSchema, lastError, limitSchema, ts } from './common.js'
+
+export const jobParams = z.object({ id: idSchema }).strict()
+
+export const batchParams = z.object({ id: idSchema }).strict()
+
+export const jobsQuery = z
+  .object({
+    queue: nameSchema.optional(),
+    name: nameSchema.optional(),
+    state: z.enum(JOB_STATES).optional(),
+    limit: limitSchema(1000, 100),
+    cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page.' }),
+    since: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued at or after this moment (ISO 8601).' }),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'Only jobs enqueued before this moment (ISO 8601).' }),
+  })
+  .strict()
+
+/** Bulk retry and cancel: the waiting jobs matching queue, name and state (one at least), at most limit (1,000). */
+export const jobFilterBody = jobFilterSchema
+
+export const jobRow = z.object({
+  id: z.string(),
+  queue: z.string(),
+  name: z.string(),
+  state: z.enum(JOB_STATES),
+  payload: z.unknown(),
+  priority: z.number(),
+  attempts: z.number(),
+  maxAttempts: z.number(),
+  runAt: ts,
+  enqueuedAt: ts,
+  lastError,
+  policy: z.string().nullable(),
+  partition: z.string().nullable(),
+  batchId: z.string().nullable(),
+  reason: z
+    .string()
+    .nullable()
+    .meta({ description: 'Why it is not running now; null when it is ready and nothing stops it.' }),
+})
+
+export const jobsResponse = z.object({ jobs: z.array(jobRow), nextCursor: z.string().nullable() })
+
+export const jobResponse = jobRow.extend({ errors: z.array(z.unknown()) })
+
+export const batchResponse = z.object({
+  id: z.string(),
+  total: z.number(),
+  completed: z.number(),
+  discarded: z.number(),
+  sealed: z.boolean(),
+  properties: z.unknown(),
+  createdAt: ts,
+  finishedAt: ts.nullable(),
+})
