@@ -3,7 +3,9 @@
  * import from its own layer and the layers below, never from one above. `npm run layers`
  * rewrites the `overrides` of biome.json from this table; CONTRIBUTING.md explains it.
  */
+import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 
 interface Layer {
   name: string
@@ -83,11 +85,14 @@ if (process.argv[1]?.endsWith('layers.ts')) {
   const path = new URL('../biome.json', import.meta.url)
   const config = JSON.parse(readFileSync(path, 'utf8')) as { overrides: unknown[] }
   config.overrides = overrides()
-  const next = `${JSON.stringify(config, null, 2)}\n`
   if (process.argv.includes('--check')) {
-    if (readFileSync(path, 'utf8') !== next) {
+    // Compared as data: biome formats the file its own way.
+    if (JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))) !== JSON.stringify(config)) {
       console.error('biome.json does not match scripts/layers.ts: run `npm run layers`.')
       process.exit(1)
     }
-  } else writeFileSync(path, next)
+  } else {
+    writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`)
+    execFileSync('npx', ['biome', 'format', '--write', fileURLToPath(path)], { stdio: 'ignore' })
+  }
 }
