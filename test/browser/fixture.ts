@@ -4,6 +4,7 @@
  */
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe } from 'vitest'
+import { NAV } from '../dashboard/fixture.js'
 import { browserAvailable, browserTestsRequired, launchChromium, newContext, skipNotice } from './chromium.js'
 import { type Seeded, seed } from './seed.js'
 import { DASHBOARD, SECRET, type Served, serve } from './server.js'
@@ -97,20 +98,7 @@ export function pages(s: Seeded): { name: string; path: string }[] {
 }
 
 /** The static routes every page's nav links to. */
-export const NAV_PATHS = [
-  '/',
-  '/queues',
-  '/jobs',
-  '/dead-letters',
-  '/invocations',
-  '/recurring',
-  '/batches',
-  '/events',
-  '/locks',
-  '/policies',
-  '/insights',
-  '/database',
-].map((p) => `${DASHBOARD}${p}`)
+export const NAV_PATHS = NAV.map((p) => `${DASHBOARD}${p}`)
 
 /**
  * Records what went wrong on a page: console errors, uncaught exceptions, requests that failed

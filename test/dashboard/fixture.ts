@@ -45,3 +45,19 @@ export const nightly = defineRecurring({
 
 export const JOBS = [greet, doomed, send, report, charge]
 export const SUBSCRIBERS = [audit]
+
+/** Every page the nav links to, relative to the dashboard's path (the page contract). */
+export const NAV = [
+  '/',
+  '/queues',
+  '/jobs',
+  '/dead-letters',
+  '/invocations',
+  '/recurring',
+  '/batches',
+  '/events',
+  '/locks',
+  '/policies',
+  '/insights',
+  '/database',
+]

@@ -3,22 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { appFor } from '../helpers/http.js'
 import { Browser } from './client.js'
-import { charge, doomed, greet, HOSTILE, JOBS, nightly, report, SUBSCRIBERS, send } from './fixture.js'
-
-const NAV = [
-  '/',
-  '/queues',
-  '/jobs',
-  '/dead-letters',
-  '/invocations',
-  '/recurring',
-  '/batches',
-  '/events',
-  '/locks',
-  '/policies',
-  '/insights',
-  '/database',
-]
+import { charge, doomed, greet, HOSTILE, JOBS, NAV, nightly, report, SUBSCRIBERS, send } from './fixture.js'
 
 describe('dashboard pages', () => {
   let t: TestSluice

@@ -19,34 +19,27 @@ export function queueOperations(sluice: Sluice): Operation[] {
         return { status: 200, body: { queues, states } }
       },
     }),
-    operation({
-      method: 'post',
-      path: '/queues/:name/pause',
-      summary: 'Pause a queue: drains skip it until resumed',
-      tags: ['queues'],
-      mutation: true,
-      security: ADMIN,
-      params: s.queueParams,
-      responses: { ...done, ...mutationRefused, ...notFound },
-      async handle({ params }) {
-        await sluice.pause(knownQueue(sluice, params.name))
-        return ok
-      },
-    }),
-    operation({
-      method: 'post',
-      path: '/queues/:name/resume',
-      summary: 'Resume a queue and close its circuit breaker',
-      tags: ['queues'],
-      mutation: true,
-      security: ADMIN,
-      params: s.queueParams,
-      responses: { ...done, ...mutationRefused, ...notFound },
-      async handle({ params }) {
-        await sluice.resume(knownQueue(sluice, params.name))
-        return ok
-      },
-    }),
+    ...(
+      [
+        ['pause', 'Pause a queue: drains skip it until resumed'],
+        ['resume', 'Resume a queue and close its circuit breaker'],
+      ] as const
+    ).map(([verb, summary]) =>
+      operation({
+        method: 'post',
+        path: `/queues/:name/${verb}`,
+        summary,
+        tags: ['queues'],
+        mutation: true,
+        security: ADMIN,
+        params: s.queueParams,
+        responses: { ...done, ...mutationRefused, ...notFound },
+        async handle({ params }) {
+          await sluice[verb](knownQueue(sluice, params.name))
+          return ok
+        },
+      }),
+    ),
     operation({
       method: 'post',
       path: '/queues/:name/purge',
