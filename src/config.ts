@@ -35,6 +35,12 @@ export interface DrainDefaults {
   safetyMarginMs: number
   /** Extra lease beyond the deadline so a slow settle is not overtaken. Default 5 s. */
   leaseGraceMs: number
+  /**
+   * Statements a drain keeps in flight at once while its handlers are quick next to a round trip:
+   * each settles what has finished and claims one more batch ahead, on a connection of its own.
+   * 1 sends one at a time. Default 3.
+   */
+  pipeline: number
 }
 
 export interface SluiceOptions {
@@ -117,6 +123,7 @@ const drainSchema = z
     batchSize: z.number().int().min(1).max(10_000),
     safetyMarginMs: z.number().int().min(0).max(60_000),
     leaseGraceMs: z.number().int().min(0).max(600_000),
+    pipeline: z.number().int().min(1).max(8),
   })
   .strict()
 
@@ -126,6 +133,7 @@ export const DRAIN_DEFAULTS: DrainDefaults = {
   batchSize: 200,
   safetyMarginMs: 1_000,
   leaseGraceMs: 5_000,
+  pipeline: 3,
 }
 
 const tracingSchema = z

@@ -233,53 +233,107 @@ export async function drain(
     }
   }
 
+  // Single-consumer queues run their jobs in claim order: two claims of one drain in flight at
+  // once could both take from one, so such a drain keeps one claim ahead at most.
+  const ordered = config.queueSettings.some((q) => q.singleConsumer && queues.includes(q.name))
+  const depth = ordered ? 1 : (options.pipeline ?? config.drain.pipeline)
+  /** Claims sent ahead, oldest first: each settles what had finished when it was sent. */
+  const pending: Ahead[] = []
+  /** The latest round trip of a settle-and-claim statement, ms: how much a deeper pipeline hides. */
+  let roundTripMs = 0
+  /** How long the latest batch took to run, ms. */
+  let ranMs = 0
+  const sendAhead = (next: { limit: number; defer: string[] }): void => {
+    const sent = Date.now()
+    const concurrent = pending.length > 0
+    const claiming = settleThenClaim(next).then((got) => {
+      roundTripMs = Date.now() - sent
+      return got
+    })
+    // It may fail before it is awaited: its error is read then, and must not count as an
+    // unhandled rejection meanwhile (that ends a Node process).
+    claiming.catch(() => {})
+    pending.push({ plan: next, claiming, concurrent })
+  }
+  /**
+   * The oldest claim sent ahead, awaited: its jobs, or none when it was lost with its connection
+   * or found nothing. Jobs to run in order that it took while another claim of this drain was in
+   * flight go back (the other may hold their queue's earlier jobs).
+   */
+  const receive = async (): Promise<Claimed | undefined> => {
+    const head = pending.shift()
+    if (!head) return undefined
+    const got = await head.claiming
+    if (!got) return undefined
+    latest = { ...head.plan, got }
+    summary.claimed += got.rows.length
+    if (!head.concurrent || !got.rows.some((row) => row.in_order)) return got
+    for (const row of got.rows) if (row.in_order) unsettled.handBacks.push(handBackOf(row))
+    return { ...got, rows: got.rows.filter((row) => !row.in_order) }
+  }
+  /** Every claim still in flight, awaited; their jobs go back in place unstarted. */
+  const handBackPending = async (): Promise<void> => {
+    while (pending.length > 0) {
+      const got = await receive()
+      for (const row of got?.rows ?? []) unsettled.handBacks.push(handBackOf(row))
+    }
+  }
+
   let stop: StopReason | undefined =
     rows.length > 0 ? undefined : latest.got.more ? await claimAgain() : 'empty'
   while (!stop) {
     rows.sort(byQueueOrder)
-    // Claim the next batch while this one runs (with the previous batch's settle, in one
-    // statement), unless this batch must settle first: the claim marked jobs `in_order` (a
-    // failure keeps its place, so nothing after it may be claimed before that is recorded); or
-    // the batch had failures, whose settle may change what the next claim may take (a circuit
-    // breaker tripping). Not
-    // when the queues had no more to give. Jobs claimed ahead start once this batch is done:
-    // they must fit the time it is expected to leave.
-    const ahead =
+    // Claim the next batches while this one runs (each statement with the settle of the batches
+    // finished before it was sent), unless this batch must settle first: the claim marked jobs
+    // `in_order` (a failure keeps its place, so nothing after it may be claimed before that is
+    // recorded); or the batch had failures, whose settle may change what the next claim may take
+    // (a circuit breaker tripping). Not when the queues had no more to give. Jobs claimed ahead
+    // start once the batches before them are done: they must fit the time those are expected to
+    // leave. A second claim goes out only while batches run quicker than a round trip (quick
+    // handlers over a slow network): slower batches hide the round trip by themselves.
+    const batchMs = durations.batchMs(rows, config.jobs, concurrency)
+    const want = Math.min(depth, 1 + Math.floor(roundTripMs / Math.max(1, ranMs)))
+    while (
+      pending.length < want &&
       rows.length >= latest.limit &&
       healthy &&
       !options.signal?.aborted &&
-      summary.claimed < maxJobs &&
       !rows.some((row) => row.in_order)
-        ? plan(deadline - Date.now() - durations.batchMs(rows, config.jobs, concurrency))
-        : undefined
-    const claiming: Promise<Claimed | undefined> | undefined = ahead ? settleThenClaim(ahead) : undefined
-    // It may fail before the batch is awaited with it (inside the yield below): its error is read
-    // there, and must not count as an unhandled rejection meanwhile (that ends a Node process).
-    claiming?.catch(() => {})
+    ) {
+      const inFlight = pending.reduce((n, p) => n + p.plan.limit, 0)
+      if (summary.claimed + inFlight >= maxJobs) break
+      const next = plan(deadline - Date.now() - batchMs * (pending.length + 1))
+      if (!next) break
+      next.limit = Math.min(next.limit, maxJobs - summary.claimed - inFlight)
+      sendAhead(next)
+    }
     // Drivers hand the statement to the socket on a later tick; a batch of quick handlers runs
     // in microtasks and would otherwise finish before the statement even leaves.
-    if (claiming) await new Promise((resolve) => setImmediate(resolve))
-    const [ran, claimed] = await Promise.allSettled([
-      runBatch(rows, config, hooks, clock, concurrency, durations, options.onJob, runtime, traced),
-      claiming,
-    ])
-    if (claimed.status === 'rejected') throw claimed.reason
-    if (ran.status === 'rejected') throw ran.reason
-    const done: Batch = ran.value
-    const next = claimed.value
-    if (ahead && next) {
-      // A claim ahead follows only a full batch, whose claim dropped nothing it picked: nothing
-      // waits for that batch to settle, and this claim's own `more` says all.
-      latest = { ...ahead, got: next }
-      summary.claimed += next.rows.length
-    }
+    if (pending.length > 0) await new Promise((resolve) => setImmediate(resolve))
+    const running = Date.now()
+    const done: Batch = await runBatch(
+      rows,
+      config,
+      hooks,
+      clock,
+      concurrency,
+      durations,
+      options.onJob,
+      runtime,
+      traced,
+    )
+    ranMs = Date.now() - running
     absorb(unsettled, done)
     healthy = done.failures.length === 0
     if (done.handBacks.length > 0 || deadline - Date.now() <= 0 || options.signal?.aborted) {
       stop = options.signal?.aborted ? 'stopped' : 'deadline'
       // Claimed ahead but never started: back in place with the rest.
-      for (const row of next?.rows ?? []) unsettled.handBacks.push(handBackOf(row))
-    } else if (next && next.rows.length > 0) rows = next.rows
+      await handBackPending()
+      break
+    }
+    let next: Claimed | undefined
+    while (pending.length > 0 && !next?.rows.length) next = await receive()
+    if (next && next.rows.length > 0) rows = next.rows
     else stop = await claimAgain()
   }
   // What is left unsettled settles together with the invocation's end, with the jobs a lost
@@ -304,6 +358,13 @@ interface Claimed {
   rows: ClaimedRow[]
   cut: boolean
   more: boolean
+}
+
+/** A claim sent ahead: what it asked for, its statement, and whether another was in flight when it went. */
+interface Ahead {
+  plan: { limit: number; defer: string[] }
+  claiming: Promise<Claimed | undefined>
+  concurrent: boolean
 }
 
 function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Claimed {

@@ -8,6 +8,8 @@ export const drainOptionsSchema = z
     maxJobs: z.number().int().positive().max(1_000_000).optional(),
     concurrency: z.number().int().min(1).max(1000).optional(),
     batchSize: z.number().int().min(1).max(10_000).optional(),
+    /** Statements kept in flight at once (see the `drain.pipeline` setting). */
+    pipeline: z.number().int().min(1).max(8).optional(),
     /** What the platform says is left (Lambda's getRemainingTimeInMillis()); caps the budget. */
     platformRemainingMs: z.number().min(0).optional(),
     /** Higher-priority drains are preferred by later admission features; recorded on the invocation. */

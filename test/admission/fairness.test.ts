@@ -43,13 +43,14 @@ test('50,000 jobs of A enqueued first, 10 each of B…K: every job of B…K is a
     )
   }
 
-  // One drain, claims of 64, run until 100 claims have been made (6,400 jobs): sequential claims,
-  // so claim order is the admission log's transaction order.
+  // One drain, claims of 64, run until 100 claims have been made (6,400 jobs): sequential claims
+  // (one in flight at a time), so claim order is the admission log's transaction order.
   const summary = await env.sluice.drain({
     batchSize: BATCH,
     maxJobs: 100 * BATCH,
     concurrency: 16,
     queues: ['default'],
+    pipeline: 1,
   })
   expect(summary.claimed).toBe(100 * BATCH)
 

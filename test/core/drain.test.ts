@@ -13,7 +13,9 @@ const noop = defineJob({ name: 'noop', input: z.object({ n: z.number() }), run: 
 
 describe('statement counts', () => {
   test('a drain costs one statement per batch plus one', async () => {
-    env = await makeSluice({ jobs: [noop], drain: { batchSize: 10 } })
+    // One statement in flight at a time (the pipeline test in drain-pipeline.test.ts counts the
+    // deeper one).
+    env = await makeSluice({ jobs: [noop], drain: { batchSize: 10, pipeline: 1 } })
     const { sluice, statements } = env
     await sluice.enqueueMany(
       noop,

@@ -1,0 +1,224 @@
+import { afterEach, expect, test } from 'vitest'
+import { z } from 'zod'
+import { createSluice, type Db, defineJob, fromPg, type Sluice } from '../../src/index.js'
+import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
+
+/**
+ * A drain whose handlers are quick next to a round trip keeps several settle-and-claim
+ * statements in flight. The database is reached through a Db that holds every statement for a
+ * fixed delay before sending it, as a network would; the test records when each statement was in
+ * flight and how many overlapped.
+ */
+
+const RTT_MS = 25
+
+interface Span {
+  kind: string
+  from: number
+  to: number
+}
+
+function slowNetwork(db: Db, spans: Span[]): Db {
+  return {
+    ...db,
+    async query(statement) {
+      const from = performance.now()
+      await new Promise((resolve) => setTimeout(resolve, RTT_MS))
+      try {
+        return await db.query(statement)
+      } finally {
+        const kind = /\.claim\(|relay_and_claim/.test(statement.text)
+          ? /\.settle\(/.test(statement.text)
+            ? 'settle+claim'
+            : 'claim'
+          : /\.settle\(/.test(statement.text)
+            ? 'settle'
+            : 'other'
+        spans.push({ kind, from, to: performance.now() })
+      }
+    },
+  }
+}
+
+function mostAtOnce(spans: readonly Span[]): number {
+  const edges = spans.flatMap((s) => [
+    { at: s.from, d: 1 },
+    { at: s.to, d: -1 },
+  ])
+  edges.sort((a, b) => a.at - b.at || a.d - b.d)
+  let now = 0
+  let most = 0
+  for (const e of edges) {
+    now += e.d
+    most = Math.max(most, now)
+  }
+  return most
+}
+
+const ran = new Map<number, number>()
+const noop = defineJob({
+  name: 'noop',
+  input: z.object({ n: z.number() }),
+  run: ({ n }) => {
+    ran.set(n, (ran.get(n) ?? 0) + 1)
+  },
+})
+
+let close: (() => Promise<void>) | undefined
+afterEach(async () => {
+  await close?.()
+  close = undefined
+  ran.clear()
+})
+
+async function setUp(
+  pipeline?: number,
+): Promise<{ sluice: Sluice; spans: Span[]; admin: ReturnType<typeof pgPool>; schema: string }> {
+  const schema = uniqueSchema('pipe')
+  const pool = pgPool(8)
+  const admin = pgPool(2)
+  const spans: Span[] = []
+  const sluice = createSluice({
+    database: slowNetwork(fromPg(pool), spans),
+    schema,
+    jobs: [noop],
+    drain: { batchSize: 20, ...(pipeline === undefined ? {} : { pipeline }) },
+  })
+  await sluice.migrate()
+  close = async () => {
+    await sluice.close()
+    await pool.end()
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await admin.end()
+  }
+  return { sluice, spans, admin, schema }
+}
+
+test('with the default pipeline, settle-and-claim statements overlap and every job runs once', async () => {
+  const { sluice, spans, admin, schema } = await setUp()
+  const n = 600
+  await sluice.enqueueMany(
+    noop,
+    Array.from({ length: n }, (_, i) => ({ n: i })),
+  )
+  spans.length = 0
+  const summary = await sluice.drain({ concurrency: 20 })
+  expect(summary).toMatchObject({
+    claimed: n,
+    completed: n,
+    handedBack: 0,
+    lostLeases: 0,
+    stoppedBy: 'empty',
+  })
+  expect(ran.size).toBe(n)
+  expect([...ran.values()].every((times) => times === 1)).toBe(true)
+  const { rows } = await admin.query(`SELECT count(*)::int AS left FROM "${schema}".jobs`)
+  expect(rows[0].left).toBe(0)
+  const drainSpans = spans.filter((s) => s.kind === 'settle+claim')
+  expect(mostAtOnce(drainSpans)).toBeGreaterThanOrEqual(2)
+  expect(mostAtOnce(drainSpans)).toBeLessThanOrEqual(3)
+})
+
+test('pipeline 1 keeps one statement in flight at a time', async () => {
+  const { sluice, spans } = await setUp(1)
+  await sluice.enqueueMany(
+    noop,
+    Array.from({ length: 200 }, (_, i) => ({ n: i })),
+  )
+  spans.length = 0
+  const summary = await sluice.drain({ concurrency: 20 })
+  expect(summary).toMatchObject({ claimed: 200, completed: 200, stoppedBy: 'empty' })
+  expect(mostAtOnce(spans)).toBe(1)
+})
+
+test('a drain stopped while claims are in flight hands their jobs back unstarted, attempt uncounted', async () => {
+  const { sluice, admin, schema } = await setUp()
+  const n = 600
+  await sluice.enqueueMany(
+    noop,
+    Array.from({ length: n }, (_, i) => ({ n: i })),
+  )
+  const stop = new AbortController()
+  const summary = await sluice.drain({
+    concurrency: 20,
+    signal: stop.signal,
+    onJob: () => {
+      // Once several batches have run (the pipeline is full by then), stop.
+      if (ran.size >= 200) stop.abort()
+    },
+  })
+  expect(summary.stoppedBy).toBe('stopped')
+  expect(summary.claimed).toBe(summary.completed + summary.handedBack)
+  expect(summary.lostLeases).toBe(0)
+  const { rows } = await admin.query<{ left: number; leased: number; attempted: number }>(
+    `SELECT count(*)::int AS left, count(*) FILTER (WHERE lease_token IS NOT NULL)::int AS leased,
+            count(*) FILTER (WHERE attempts > 0)::int AS attempted
+     FROM "${schema}".jobs`,
+  )
+  expect(rows[0]).toEqual({ left: n - summary.completed, leased: 0, attempted: 0 })
+  expect(ran.size).toBe(summary.completed)
+  // The rest runs on the next drain, once each.
+  const rest = await sluice.drain({ concurrency: 20 })
+  expect(rest.completed).toBe(n - summary.completed)
+  expect(ran.size).toBe(n)
+  expect([...ran.values()].every((times) => times === 1)).toBe(true)
+})
+
+test('a queue made single-consumer by another deployment keeps its order under a deeper pipeline', async () => {
+  const schema = uniqueSchema('pipe')
+  const order: number[] = []
+  const ordered = defineJob({
+    name: 'ledger',
+    queue: 'ledger',
+    input: z.object({ n: z.number() }),
+    retry: { maxAttempts: 3, baseDelayMs: 1, jitter: 0 },
+    run: ({ n }, ctx) => {
+      // Every third fails once (wherever claims cut the queue, some claim ends on one): nothing
+      // after it may run before its retry.
+      if (n % 3 === 2 && ctx.attempt === 1) throw new Error('transient')
+      order.push(n)
+    },
+  })
+  // This deployment says the queue is single-consumer and writes that to the database…
+  const owner = createSluice({
+    database: databaseUrl,
+    schema,
+    jobs: [noop, ordered],
+    queues: { ledger: { singleActiveConsumer: true } },
+  })
+  await owner.migrate()
+  await owner.syncQueues()
+  await owner.close()
+  // …and this one, which drains it, does not know: only the claim's rows say so.
+  const pool = pgPool(8)
+  const admin = pgPool(2)
+  const spans: Span[] = []
+  const sluice = createSluice({
+    database: slowNetwork(fromPg(pool), spans),
+    schema,
+    jobs: [noop, ordered],
+    drain: { batchSize: 20 },
+  })
+  close = async () => {
+    await sluice.close()
+    await pool.end()
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await admin.end()
+  }
+  // Plain jobs, then ledger jobs, in turns: each time the ledger's jobs come due, claims sent
+  // while plain batches ran are in flight together.
+  for (let round = 0; round < 5; round++) {
+    await sluice.enqueueMany(
+      noop,
+      Array.from({ length: 120 }, (_, i) => ({ n: round * 120 + i })),
+    )
+    await sluice.enqueueMany(
+      ordered,
+      Array.from({ length: 20 }, (_, i) => ({ n: round * 20 + i })),
+    )
+  }
+  for (let i = 0; i < 200 && order.length < 100; i++) await sluice.drain({ concurrency: 20 })
+  expect(order).toEqual(Array.from({ length: 100 }, (_, n) => n))
+  expect(ran.size).toBe(600)
+  expect(mostAtOnce(spans.filter((s) => s.kind === 'settle+claim'))).toBeGreaterThanOrEqual(2)
+})
