@@ -190,7 +190,9 @@ export async function drain(
     defer: [] as string[],
   }
   const source = `${t} ${jobNames.join(' ')}`
-  const learn = jobNames.length > 0 && durations.stale(source)
+  // Not read by a drain that claims once at most (its first claim's size is set before it): a
+  // single-job invocation skips the read and its cost on a fresh connection.
+  const learn = jobNames.length > 0 && maxJobs > opening.limit && durations.stale(source)
   const { rows: firstRows } = await db.query<ClaimRow & DurationsColumn>(
     claim(
       t,

@@ -141,6 +141,19 @@ describe('jobs never starve on defaults', () => {
     // Learnt with the first claim: no statement other than claims and settles.
     expect(env.statements.events.every((e) => /claim\(|\.settle\(/.test(e.text))).toBe(true)
   })
+
+  test('a drain that claims once at most does not read the recorded durations; the next one does', async () => {
+    const job = defineJob({ name: 'single-shot', input: z.string(), run: () => {} })
+    env = await makeSluice({ jobs: [job] })
+    await env.sluice.enqueueMany(job, ['a', 'b'])
+    const readsDurations = (): boolean => env!.statements.events.some((e) => e.text.includes('job_stats'))
+    env.statements.reset()
+    expect(await env.sluice.drain({ maxJobs: 1 })).toMatchObject({ claimed: 1, completed: 1 })
+    expect(readsDurations()).toBe(false)
+    env.statements.reset()
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 1, completed: 1 })
+    expect(readsDurations()).toBe(true)
+  })
 })
 
 describe('the claim', () => {
