@@ -32,12 +32,13 @@ export const topicProblem = (value: string): string | null => check(value, false
 /** Why `value` is not a valid subscription pattern (words, `*` or `#`), or null when it is. */
 export const patternProblem = (value: string): string | null => check(value, true)
 
-export const topicSchema = z.string().superRefine((value, ctx) => {
+// Pure: bundles that only check topics with assertTopic (the edge one) leave both out.
+export const topicSchema = /* @__PURE__ */ z.string().superRefine((value, ctx) => {
   const problem = topicProblem(value)
   if (problem) ctx.addIssue({ code: 'custom', message: problem })
 })
 
-export const patternSchema = z.string().superRefine((value, ctx) => {
+export const patternSchema = /* @__PURE__ */ z.string().superRefine((value, ctx) => {
   const problem = patternProblem(value)
   if (problem) ctx.addIssue({ code: 'custom', message: problem })
 })

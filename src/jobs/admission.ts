@@ -171,8 +171,9 @@ export interface SubscriberAdmissionOptions {
   adaptive?: { min?: number; max?: number; initial?: number; targetLagMs?: number }
 }
 
-const keyPart = z.string().min(1).max(200)
-export const subscriberAdmissionSchema = admissionSchema
+// Pure: bundles without subscribers (the edge one) leave them out.
+const keyPart = /* @__PURE__ */ z.string().min(1).max(200)
+export const subscriberAdmissionSchema = /* @__PURE__ */ admissionSchema
   .omit({ partition: true, dedupe: true })
   .extend({
     partition: z

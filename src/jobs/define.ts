@@ -118,7 +118,8 @@ export function resolveRetry(retry: number | Partial<RetryPolicy> | undefined): 
   return Object.freeze(policy)
 }
 
-const definitionSchema = z
+// Pure: bundles without defineJob (the edge one) leave it out.
+const definitionSchema = /* @__PURE__ */ z
   .object({
     name: nameSchema,
     queue: nameSchema.optional(),
