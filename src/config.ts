@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { callable } from './callable.js'
 import {
   breakerOptionSchema,
   type CircuitBreakerOptions,
@@ -167,7 +168,7 @@ const optionsSchema = z
     hooks: z
       .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])
       .optional(),
-    onQuery: z.function().optional(),
+    onQuery: callable().optional(),
     // false, or an object checked field by field below (a union would name no field).
     tracing: z
       .custom<TracingOption>(

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
 import { HonoBase } from 'hono/hono-base'
 import * as z from 'zod'
+import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
@@ -53,7 +54,7 @@ const optionsSchema = z
       .min(1)
       .max(64 * 1024 * 1024)
       .optional(),
-    onError: z.function().optional(),
+    onError: callable().optional(),
     allowedHosts: hostListSchema.optional(),
     allowedOrigins: originListSchema.optional(),
   })

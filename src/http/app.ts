@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
+import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
@@ -56,7 +57,7 @@ const appOptionsSchema = z
   .object({
     auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
-    remainingMs: z.function().optional(),
+    remainingMs: callable().optional(),
     maxBodyBytes: z
       .number()
       .int()
@@ -64,7 +65,7 @@ const appOptionsSchema = z
       .max(64 * 1024 * 1024)
       .optional(),
     healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
-    onError: z.function().optional(),
+    onError: callable().optional(),
     allowedHosts: hostListSchema.optional(),
     allowedOrigins: originListSchema.optional(),
     admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),

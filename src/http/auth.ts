@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import * as z from 'zod'
+import { callable } from '../callable.js'
 import { hmac, hmacKey, timingSafeEqual, utf8 } from '../crypto/bytes.js'
 import { matchesAny, parseSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../crypto/signature.js'
 import { ConfigError, toIssues } from '../errors.js'
@@ -40,7 +41,7 @@ const signatureSchema = z
       .optional(),
     replayCapacity: z.number().int().min(1).max(1_000_000).optional(),
     path: z
-      .union([z.string().regex(/^\/[\x21-\x7e]*$/, 'must be a path such as /hooks/drain'), z.function()])
+      .union([z.string().regex(/^\/[\x21-\x7e]*$/, 'must be a path such as /hooks/drain'), callable()])
       .optional(),
     legacySignatures: z.boolean().optional(),
   })

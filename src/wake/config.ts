@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { WAKE_DEFAULTS, type WakeOptions } from './send.js'
 
@@ -11,7 +12,7 @@ const wakeSchema = z
     timeoutMs: z.number().int().min(1).max(60_000).optional(),
     maxParallel: z.number().int().min(1).max(100).optional(),
     jobsPerDrain: z.number().int().min(1).max(1_000_000).optional(),
-    waitUntil: z.function().optional(),
+    waitUntil: callable().optional(),
   })
   .strict()
 

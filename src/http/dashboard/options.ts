@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import * as z from 'zod'
+import { callable } from '../../callable.js'
 import { ConfigError, toIssues } from '../../errors.js'
 
 export interface DashboardOptions {
@@ -43,7 +44,7 @@ const objectSchema = z
   .object({
     path: pathSchema.optional(),
     readOnly: z.boolean().optional(),
-    authorize: z.function().optional(),
+    authorize: callable().optional(),
     defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
     horizonWarning: z
       .object({
