@@ -908,6 +908,7 @@ DECLARE
   v_capped boolean;
   v_rows integer := 0;
   v_n integer := 0;
+  v_gated boolean;
 BEGIN
   -- The claim commits with the server's durability setting: a claim forgotten in a crash while
   -- its drain runs the jobs would let a second drain claim and run them at the same time.
@@ -929,10 +930,21 @@ BEGIN
     RETURN;
   END IF;
 
+  -- Stages 2 and 2b only matter for a queue with a global cap or admission partitions; when none
+  -- of the open queues has either, each one's room is p_limit and nothing is admitted, so the
+  -- claim skips both (its plan drops them: the flag is known when it is planned).
+  v_gated := EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (v_open) AND c.global_cap IS NOT NULL)
+          OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (v_open));
+
   -- Stage 4, picking: each queue walked on the claim index in order, up to its room (stage 2),
   -- taking the jobs that meet stage 3 and that no other claim has locked.
   WITH open AS (
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
+    WHERE v_gated
+    UNION ALL
+    SELECT q.name, coalesce(c.single_consumer, false), p_limit
+    FROM unnest(v_open) AS q(name) LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+    WHERE NOT v_gated
   ), plain AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
            NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
@@ -960,6 +972,7 @@ BEGIN
            w.partition_key, w.turn, w.global_room, w.more
     FROM :SLUICE_SCHEMA.admission_walk(v_open, p_limit) w
     JOIN open ON open.name = w.queue
+    WHERE v_gated
   ), ranked AS (
     -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
     SELECT c.*,
@@ -967,8 +980,15 @@ BEGIN
            row_number() OVER (PARTITION BY c.policy ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_policy
     FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
   ), candidates AS (
-    SELECT r.* FROM ranked r JOIN open ON open.name = r.queue
-    WHERE r.in_queue <= open.room AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
+    SELECT r.queue, r.name, r.id, r.run_at, r.priority, r.exclusive_key, r.single_consumer, r.turn
+    FROM ranked r JOIN open ON open.name = r.queue
+    WHERE v_gated AND r.in_queue <= open.room
+      AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
+    UNION ALL
+    -- Without gates a queue's walk stops at its room already: every plain job is a candidate.
+    SELECT p.queue, p.name, p.id, p.run_at, p.priority, p.exclusive_key, p.single_consumer, p.turn
+    FROM plain p
+    WHERE NOT v_gated
   ), cut AS (
     -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
     -- everything behind it in that queue stay where they are, in order, for a drain with time.

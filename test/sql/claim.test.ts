@@ -176,6 +176,18 @@ describe('claim: global cap', () => {
     expect(sorted(await claimed({ queues: ['capped'] }))).toEqual(sorted([a, b]))
     expect(await claimed({ queues: ['capped'], invocationId: 'inv-b' })).toEqual([])
   })
+
+  it('binds from the first claim after the cap is set, beside a queue without one', async () => {
+    const plain = await s.rows.ready({ queue: 'plain', dueInMs: -3 })
+    const first = await s.rows.ready({ queue: 'later', dueInMs: -2 })
+    await s.rows.ready({ queue: 'later', dueInMs: -1 })
+    // No cap on either queue yet: the claim takes what it is asked for.
+    expect(sorted(await claimed({ queues: ['plain', 'later'], limit: 2 }))).toEqual(sorted([plain, first]))
+    // A cap of 1 on `later`, whose one job in flight fills it; `plain` is not held back.
+    await s.rows.queue({ name: 'later', globalCap: 1 })
+    const next = await s.rows.ready({ queue: 'plain' })
+    expect(ids(await claimed({ queues: ['plain', 'later'], invocationId: 'inv-b' }))).toEqual([next.id])
+  })
 })
 
 describe('claim: single consumer', () => {
