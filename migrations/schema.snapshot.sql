@@ -1742,7 +1742,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(p_ok jsonb, p_ko jsonb, p_back jsonb, p_invocation text, p_finish boolean, p_queues text[])
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(p_ok_id bigint[], p_ok_token uuid[], p_ok_status text[], p_ok_duration_ms bigint[], p_ok_wait_ms bigint[], p_ok_lag_ms bigint[], p_ko_id bigint[], p_ko_token uuid[], p_ko_error_name text[], p_ko_error_message text[], p_ko_error_code text[], p_ko_delay_ms bigint[], p_ko_final boolean[], p_ko_keep_place timestamp with time zone[], p_ko_duration_ms bigint[], p_ko_wait_ms bigint[], p_ko_lag_ms bigint[], p_ko_slow_down_ms bigint[], p_back_id bigint[], p_back_token uuid[], p_back_due_at timestamp with time zone[], p_invocation text, p_finish boolean, p_queues text[])
  RETURNS TABLE(completed integer, retried integer, dead integer, handed_back integer, ready integer)
  LANGUAGE plpgsql
  SET jit TO 'off'
@@ -1766,9 +1766,11 @@ BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
   -- Completed and expired jobs: to the archive.
-  IF jsonb_array_length(p_ok) > 0 THEN
+  IF cardinality(p_ok_id) > 0 THEN
     WITH done AS (
-      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(p_ok) ok
+      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(
+        p_ok_id, p_ok_token, p_ok_status, p_ok_duration_ms, p_ok_wait_ms, p_ok_lag_ms
+      ) ok
       WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
                 j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
@@ -1793,7 +1795,7 @@ BEGIN
   END IF;
 
   -- Failed attempts: retried with their backoff, or dead-lettered when out of attempts.
-  IF jsonb_array_length(p_ko) > 0 THEN
+  IF cardinality(p_ko_id) > 0 THEN
     DECLARE
       v_dead_rel jsonb;
       v_dead_out jsonb;
@@ -1802,7 +1804,10 @@ BEGIN
       v_retry_adm jsonb;
     BEGIN
       WITH gone AS (
-        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(
+          p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
+          p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms
+        ) ko
         WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
@@ -1841,7 +1846,10 @@ BEGIN
             lease_token = NULL, leased_by = NULL,
             last_error = ko.error || jsonb_build_object('attempt', j.attempts),
             errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || jsonb_build_object('attempt', j.attempts))
-        FROM :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        FROM :SLUICE_SCHEMA.settle_failures(
+          p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
+          p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms
+        ) ko
         WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
         RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
                   ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow
@@ -1874,11 +1882,12 @@ BEGIN
   END IF;
 
   -- Claimed but never started: back in place, attempt uncounted.
-  IF jsonb_array_length(p_back) > 0 THEN
+  IF cardinality(p_back_id) > 0 THEN
     WITH returned AS (
       UPDATE :SLUICE_SCHEMA.jobs j
       SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
-      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back) back WHERE j.id = back.id AND j.lease_token = back.token
+      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back_id, p_back_token, p_back_due_at) back
+      WHERE j.id = back.id AND j.lease_token = back.token
       RETURNING j.id, j.unique_key, j.exclusive_key
     ), unlocked AS (
       UPDATE :SLUICE_SCHEMA.unique_locks u SET state = 'queued', owner = NULL
@@ -1936,34 +1945,37 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_ok jsonb)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[])
  RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
  LANGUAGE sql
  STABLE
 AS $function$
   SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms
-  FROM jsonb_to_recordset(p_ok) AS a(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
+  FROM unnest(p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms)
+    AS a(id, token, status, duration_ms, wait_ms, lag_ms)
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_ko jsonb)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_id bigint[], p_token uuid[], p_error_name text[], p_error_message text[], p_error_code text[], p_delay_ms bigint[], p_final boolean[], p_keep_place timestamp with time zone[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], p_slow_down_ms bigint[])
  RETURNS TABLE(id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamp with time zone, duration_ms bigint, wait_ms bigint, lag_ms bigint, slow_down_ms bigint)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT a.id, a.token, a.error || jsonb_build_object('at', now()), a.delay_ms, a.final, a.keep_place, a.duration_ms,
-         a.wait_ms, a.lag_ms, a.slow_down_ms
-  FROM jsonb_to_recordset(p_ko) AS a(
-    id bigint, token uuid, error jsonb, delay_ms bigint, final boolean, keep_place timestamptz, duration_ms bigint,
-    wait_ms bigint, lag_ms bigint, slow_down_ms bigint
-  )
+  SELECT a.id, a.token,
+         jsonb_build_object('name', a.error_name, 'message', a.error_message, 'at', now())
+           || CASE WHEN a.error_code IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('code', a.error_code) END,
+         a.delay_ms, a.final, a.keep_place, a.duration_ms, a.wait_ms, a.lag_ms, a.slow_down_ms
+  FROM unnest(p_id, p_token, p_error_name, p_error_message, p_error_code, p_delay_ms, p_final, p_keep_place,
+              p_duration_ms, p_wait_ms, p_lag_ms, p_slow_down_ms)
+    AS a(id, token, error_name, error_message, error_code, delay_ms, final, keep_place, duration_ms, wait_ms, lag_ms,
+         slow_down_ms)
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_back jsonb)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_id bigint[], p_token uuid[], p_due_at timestamp with time zone[])
  RETURNS TABLE(id bigint, token uuid, due_at timestamp with time zone)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT a.id, a.token, a.due_at FROM jsonb_to_recordset(p_back) AS a(id bigint, token uuid, due_at timestamptz)
+  SELECT a.id, a.token, a.due_at FROM unnest(p_id, p_token, p_due_at) AS a(id, token, due_at)
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_outcome(p_queue text, p_succeeded boolean)

@@ -3,9 +3,19 @@
 -- counts batches and enqueues their callbacks exactly once, drives each queue's circuit
 -- breaker and writes job stats. With p_finish, also ends the invocation and counts what is left;
 -- only that last settle of a drain commits without waiting for the WAL flush. Its records are
--- those of settle_records.sql.
+-- those of settle_records.sql: each list is sent as parallel arrays, one per column.
+
+-- It took each list as one JSON array of objects: the old form goes first.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(jsonb, jsonb, jsonb, text, boolean, text[]);
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
-  p_ok jsonb, p_ko jsonb, p_back jsonb, p_invocation text, p_finish boolean, p_queues text[]
+  p_ok_id bigint[], p_ok_token uuid[], p_ok_status text[], p_ok_duration_ms bigint[], p_ok_wait_ms bigint[],
+  p_ok_lag_ms bigint[],
+  p_ko_id bigint[], p_ko_token uuid[], p_ko_error_name text[], p_ko_error_message text[], p_ko_error_code text[],
+  p_ko_delay_ms bigint[], p_ko_final boolean[], p_ko_keep_place timestamptz[], p_ko_duration_ms bigint[],
+  p_ko_wait_ms bigint[], p_ko_lag_ms bigint[], p_ko_slow_down_ms bigint[],
+  p_back_id bigint[], p_back_token uuid[], p_back_due_at timestamptz[],
+  p_invocation text, p_finish boolean, p_queues text[]
 )
 RETURNS TABLE (completed integer, retried integer, dead integer, handed_back integer, ready integer)
 LANGUAGE plpgsql
@@ -31,9 +41,11 @@ BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
   -- Completed and expired jobs: to the archive.
-  IF jsonb_array_length(p_ok) > 0 THEN
+  IF cardinality(p_ok_id) > 0 THEN
     WITH done AS (
-      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(p_ok) ok
+      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(
+        p_ok_id, p_ok_token, p_ok_status, p_ok_duration_ms, p_ok_wait_ms, p_ok_lag_ms
+      ) ok
       WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
                 j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
@@ -58,7 +70,7 @@ BEGIN
   END IF;
 
   -- Failed attempts: retried with their backoff, or dead-lettered when out of attempts.
-  IF jsonb_array_length(p_ko) > 0 THEN
+  IF cardinality(p_ko_id) > 0 THEN
     DECLARE
       v_dead_rel jsonb;
       v_dead_out jsonb;
@@ -67,7 +79,10 @@ BEGIN
       v_retry_adm jsonb;
     BEGIN
       WITH gone AS (
-        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(
+          p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
+          p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms
+        ) ko
         WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
@@ -106,7 +121,10 @@ BEGIN
             lease_token = NULL, leased_by = NULL,
             last_error = ko.error || jsonb_build_object('attempt', j.attempts),
             errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || jsonb_build_object('attempt', j.attempts))
-        FROM :SLUICE_SCHEMA.settle_failures(p_ko) ko
+        FROM :SLUICE_SCHEMA.settle_failures(
+          p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
+          p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms
+        ) ko
         WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
         RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
                   ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow
@@ -139,11 +157,12 @@ BEGIN
   END IF;
 
   -- Claimed but never started: back in place, attempt uncounted.
-  IF jsonb_array_length(p_back) > 0 THEN
+  IF cardinality(p_back_id) > 0 THEN
     WITH returned AS (
       UPDATE :SLUICE_SCHEMA.jobs j
       SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
-      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back) back WHERE j.id = back.id AND j.lease_token = back.token
+      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back_id, p_back_token, p_back_due_at) back
+      WHERE j.id = back.id AND j.lease_token = back.token
       RETURNING j.id, j.unique_key, j.exclusive_key
     ), unlocked AS (
       UPDATE :SLUICE_SCHEMA.unique_locks u SET state = 'queued', owner = NULL

@@ -3,7 +3,7 @@ import type { SubscriberRuntime } from '../events/subscriber.js'
 import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure, HandBack } from '../sql/index.js'
 import type { DurationBook } from './budget.js'
-import { execute, type Outcome } from './execute.js'
+import { execute, type Outcome, Timeouts } from './execute.js'
 import type { JobRun } from './options.js'
 
 /** What running one batch produced, waiting for its settle. */
@@ -116,6 +116,9 @@ export async function runBatch(
   const work = units(rows)
   let next = 0
   let outOfTime = false
+  // One timer for the time limits of every job in the batch, and one options object for their runs.
+  const timeouts = new Timeouts()
+  const options = { hooks, deadline, runtime, claimedAt, timeouts }
   const handBack = (row: ClaimedRow): void => {
     batch.handBacks.push(handBackOf(row))
   }
@@ -132,8 +135,8 @@ export async function runBatch(
     const started = Date.now()
     const outcome =
       traced === undefined
-        ? await execute(row, job, { hooks, deadline, runtime, claimedAt })
-        : await traced(row, () => execute(row, job, { hooks, deadline, runtime, claimedAt }))
+        ? await execute(row, job, options)
+        : await traced(row, () => execute(row, job, options))
     report(onJob, hooks, row, outcome, Date.now() - started)
     if (outcome.kind === 'failed') {
       batch.failures.push(outcome.failure)
@@ -156,7 +159,11 @@ export async function runBatch(
   // Each worker starts its first job before its first await: the opening wave is started here.
   const workers = Array.from({ length: Math.min(concurrency, work.length) }, worker)
   clock.opening = false
-  await Promise.all(workers)
+  try {
+    await Promise.all(workers)
+  } finally {
+    timeouts.close()
+  }
   return batch
 }
 

@@ -19,11 +19,120 @@ export class JobTimeoutError extends SluiceError {
   }
 }
 
+/** A job's time limit, as Timeouts keeps it. */
+interface Limit {
+  /** When it runs out (epoch ms). */
+  at: number
+  /** Called once when it ran out, unless cleared first. */
+  expire: () => void
+  /** Its place in Timeouts' active list; -1 once cleared or expired. */
+  index: number
+}
+
+/**
+ * The time limits of the jobs a batch runs, on one timer: armed for the earliest limit, and armed
+ * again when that one fires, rather than a timer (and a promise race) per job. A limit cleared
+ * before its time leaves the timer as it is; the timer then fires once for nothing and finds
+ * nothing due. Like a timer per job, a limit that runs out is acted on in the check phase after
+ * its timer: a handler's completion already waiting behind a late timer is seen first.
+ */
+export class Timeouts {
+  private readonly active: Limit[] = []
+  private timer: ReturnType<typeof setTimeout> | undefined
+  /** When the timer fires; +Infinity while none is armed. */
+  private armedFor = Number.POSITIVE_INFINITY
+
+  /** Calls `expire` at `at` unless the limit is cleared first. */
+  add(at: number, expire: () => void): Limit {
+    const limit: Limit = { at, expire, index: this.active.length }
+    this.active.push(limit)
+    if (at < this.armedFor) this.arm(at)
+    return limit
+  }
+
+  clear(limit: Limit): void {
+    const i = limit.index
+    if (i < 0) return
+    limit.index = -1
+    const last = this.active.pop()!
+    if (last !== limit) {
+      this.active[i] = last
+      last.index = i
+    }
+  }
+
+  /** Stops the timer: every job the limits were for has ended. */
+  close(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    this.armedFor = Number.POSITIVE_INFINITY
+    for (const limit of this.active) limit.index = -1
+    this.active.length = 0
+  }
+
+  private arm(at: number): void {
+    clearTimeout(this.timer)
+    this.armedFor = at
+    this.timer = setTimeout(this.fired, Math.max(0, at - Date.now()))
+  }
+
+  private readonly fired = (): void => {
+    this.timer = undefined
+    this.armedFor = Number.POSITIVE_INFINITY
+    setImmediate(this.due)
+  }
+
+  private readonly due = (): void => {
+    const now = Date.now()
+    let next = Number.POSITIVE_INFINITY
+    // Expiring one limit may clear others (its job's hooks run later, never here), so walk a copy.
+    for (const limit of this.active.slice()) {
+      if (limit.index < 0) continue
+      if (limit.at <= now) {
+        this.clear(limit)
+        limit.expire()
+      } else if (limit.at < next) next = limit.at
+    }
+    if (next < this.armedFor) this.arm(next)
+  }
+}
+
 function describe(error: unknown): { name: string; message: string; code?: string } {
   if (error instanceof SluiceError)
     return { name: error.name, message: error.message.slice(0, 4000), code: error.code }
   if (error instanceof Error) return { name: error.name, message: error.message.slice(0, 4000) }
   return { name: 'Error', message: String(error).slice(0, 4000) }
+}
+
+/** A failed attempt's outcome: retried after `delayMs`, or dead-lettered when `permanent` or out of attempts. */
+function failed(
+  row: ClaimedRow,
+  started: number,
+  waitMs: number,
+  lagMs: number | null,
+  error: unknown,
+  permanent: boolean,
+  delayMs: number,
+): Outcome {
+  const final = permanent || row.attempts >= row.max_attempts
+  const failure: Failure = {
+    id: row.id,
+    token: row.token,
+    waitMs,
+    lagMs,
+    error: describe(error),
+    delayMs,
+    final,
+    durationMs: Date.now() - started,
+  }
+  // A handler's "slow down": retried after the delay it asked for, and its partition waits too.
+  if (error instanceof SlowDownError) {
+    failure.delayMs = error.retryAfterMs
+    failure.slowDownMs = error.retryAfterMs
+  }
+  // A job run in order keeps its place: it stays at the head and its queue waits.
+  if (row.in_order) failure.keepPlace = row.due_at
+  return { kind: 'failed', failure, willRetry: !final, error }
 }
 
 /**
@@ -40,33 +149,21 @@ export async function execute(
     runtime?: SubscriberRuntime
     /** When the claim that admitted the job returned. */
     claimedAt?: number
+    /** The batch's shared timer for time limits (see Timeouts); without it, the job has its own. */
+    timeouts?: Timeouts
   },
 ): Promise<Outcome> {
+  const hooks = options.hooks
   const started = Date.now()
   const waitMs = Math.max(0, started - row.due_at.getTime())
   const lagMs = options.claimedAt === undefined ? null : Math.max(0, started - options.claimedAt)
-  const base = { id: row.id, token: row.token, waitMs, lagMs }
-  const fail = (error: unknown, permanent: boolean, delayMs: number): Outcome => {
-    const final = permanent || row.attempts >= row.max_attempts
-    const failure: Failure = {
-      ...base,
-      error: describe(error),
-      delayMs,
-      final,
-      durationMs: Date.now() - started,
-    }
-    // A handler's "slow down": retried after the delay it asked for, and its partition waits too.
-    if (error instanceof SlowDownError) {
-      failure.delayMs = error.retryAfterMs
-      failure.slowDownMs = error.retryAfterMs
-    }
-    // A job run in order keeps its place: it stays at the head and its queue waits.
-    if (row.in_order) failure.keepPlace = row.due_at
-    return { kind: 'failed', failure, willRetry: !final, error }
-  }
   if (!job) {
     // Deployed code may not know this job yet (or any more): retry on the default schedule.
-    return fail(
+    return failed(
+      row,
+      started,
+      waitMs,
+      lagMs,
       new SluiceError('UNKNOWN_JOB', `No handler for job "${row.name}" in this deployment`),
       false,
       backoffDelay(
@@ -80,15 +177,30 @@ export async function execute(
     const eventId = String((row.payload as { eventId?: unknown }).eventId)
     return {
       kind: 'completed',
-      completion: { ...base, status: 'completed', durationMs: null, mark: { eventId, subscriber: job.name } },
+      completion: {
+        id: row.id,
+        token: row.token,
+        waitMs,
+        lagMs,
+        status: 'completed',
+        durationMs: null,
+        mark: { eventId, subscriber: job.name },
+      },
     }
   }
   if (job.queueTimeout !== undefined && waitMs > job.queueTimeout) {
-    return { kind: 'expired', completion: { ...base, status: 'expired', durationMs: null } }
+    return {
+      kind: 'expired',
+      completion: { id: row.id, token: row.token, waitMs, lagMs, status: 'expired', durationMs: null },
+    }
   }
   const parsed = job.input.safeParse(row.payload)
   if (!parsed.success) {
-    return fail(
+    return failed(
+      row,
+      started,
+      waitMs,
+      lagMs,
       new SluiceError(
         'INVALID_INPUT',
         `Stored payload no longer matches the input schema: ${parsed.error.issues[0]?.message}`,
@@ -104,24 +216,16 @@ export async function execute(
   // AbortController per job is a measurable share of a no-op job's cost.
   let controller: AbortController | undefined
   let timedOut: JobTimeoutError | undefined
-  let expire: (error: JobTimeoutError) => void = () => {}
-  const aborted = new Promise<never>((_, reject) => {
-    expire = reject
+  /** Rejects the wait on the handler; set as the handler starts. */
+  let stop: ((error: JobTimeoutError) => void) | undefined
+  // The limit is checked on the batch's shared timer. It runs from the job's start, hooks included;
+  // it is cleared as soon as the handler's promise settles, whatever the outcome.
+  const timeouts = options.timeouts ?? new Timeouts()
+  const expiry = timeouts.add(started + limit, () => {
+    timedOut = new JobTimeoutError(limit, byDeadline)
+    controller?.abort(timedOut)
+    stop?.(timedOut)
   })
-  aborted.catch(() => {})
-  /** Set as soon as the handler's promise settles, whatever the outcome. */
-  let finished = false
-  const timer = setTimeout(() => {
-    // A loaded event loop reaches this timer late, and the handler's completion may be waiting
-    // behind it (a reply already read from a socket, an immediate): those are handled before the
-    // check phase, so a run that finished within its limit is never stopped for the loop's lateness.
-    setImmediate(() => {
-      if (finished) return
-      timedOut = new JobTimeoutError(limit, byDeadline)
-      controller?.abort(timedOut)
-      expire(timedOut)
-    })
-  }, limit)
   const context: JobContext = {
     id: row.id,
     name: row.name,
@@ -143,25 +247,51 @@ export async function execute(
   let ran = false
   let result: unknown
   try {
-    await options.hooks.before('beforeExecution', event)
-    result = await options.hooks.around('aroundExecution', event, async () => {
-      const handler = job.subscriber
-        ? () => job.subscriber!.handle(parsed.data as EventEnvelope, context, runtime)
-        : () => job.run(parsed.data, context)
-      const run = Promise.resolve()
-        .then(handler)
-        .finally(() => {
-          finished = true
-        })
-      const value = await Promise.race([run, aborted])
-      ran = true
-      return value
-    })
+    if (hooks.has('beforeExecution')) await hooks.before('beforeExecution', event)
+    result = await hooks.around(
+      'aroundExecution',
+      event,
+      // The handler's result, or the time limit's error as soon as that runs out (the handler is
+      // not waited for then: it was told through its signal).
+      () =>
+        new Promise<unknown>((resolve, reject) => {
+          if (timedOut) reject(timedOut)
+          else stop = reject
+          let run: unknown
+          try {
+            run = job.subscriber
+              ? job.subscriber.handle(parsed.data as EventEnvelope, context, runtime)
+              : job.run(parsed.data, context)
+          } catch (error) {
+            timeouts.clear(expiry)
+            reject(error)
+            return
+          }
+          Promise.resolve(run).then(
+            (value) => {
+              timeouts.clear(expiry)
+              if (!timedOut) ran = true
+              resolve(value)
+            },
+            (error: unknown) => {
+              timeouts.clear(expiry)
+              reject(error)
+            },
+          )
+        }),
+    )
   } catch (error) {
-    clearTimeout(timer)
     if (!ran) {
-      const outcome = fail(error, error instanceof PermanentJobError, backoffDelay(job.retry, row.attempts))
-      await options.hooks.after(
+      const outcome = failed(
+        row,
+        started,
+        waitMs,
+        lagMs,
+        error,
+        error instanceof PermanentJobError,
+        backoffDelay(job.retry, row.attempts),
+      )
+      await hooks.after(
         'onFailure',
         { ...event, error, willRetry: outcome.kind === 'failed' && outcome.willRetry },
         job.name,
@@ -169,13 +299,22 @@ export async function execute(
       return outcome
     }
     // The handler succeeded and an around-hook threw afterwards: the job is done all the same.
-    options.hooks.fatal(error, { phase: 'execution-hook', job: job.name })
+    hooks.fatal(error, { phase: 'execution-hook', job: job.name })
   } finally {
-    clearTimeout(timer)
+    timeouts.clear(expiry)
+    if (options.timeouts === undefined) timeouts.close()
   }
   const durationMs = Date.now() - started
-  await options.hooks.after('afterExecution', { ...event, result, durationMs }, job.name)
-  const completion: Completion = { ...base, status: 'completed', durationMs }
+  if (hooks.has('afterExecution'))
+    await hooks.after('afterExecution', { ...event, result, durationMs }, job.name)
+  const completion: Completion = {
+    id: row.id,
+    token: row.token,
+    waitMs,
+    lagMs,
+    status: 'completed',
+    durationMs,
+  }
   // A subscriber's completed run is recorded as processed by the settle statement.
   if (job.subscriber)
     completion.mark = { eventId: (parsed.data as EventEnvelope).eventId, subscriber: job.name }

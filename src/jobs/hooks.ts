@@ -35,8 +35,33 @@ export interface Hooks {
   onFatalError?(error: unknown, info: { phase: FatalPhase; job?: string }): void
 }
 
+const HOOK_KEYS: readonly (keyof Hooks)[] = [
+  'beforeEnqueue',
+  'aroundEnqueue',
+  'afterEnqueue',
+  'beforeExecution',
+  'aroundExecution',
+  'afterExecution',
+  'onFailure',
+  'onFatalError',
+]
+
 export class HookRunner {
-  constructor(private readonly hooks: readonly Hooks[]) {}
+  /** The hooks at least one of `hooks` defines. */
+  private readonly defined: ReadonlySet<keyof Hooks>
+
+  constructor(private readonly hooks: readonly Hooks[]) {
+    const defined = new Set<keyof Hooks>()
+    for (const hook of hooks) {
+      for (const key of HOOK_KEYS) if (typeof hook[key] === 'function') defined.add(key)
+    }
+    this.defined = defined
+  }
+
+  /** Whether any hook defines `key`: a caller may then skip building its event and awaiting it. */
+  has(key: keyof Hooks): boolean {
+    return this.defined.has(key)
+  }
 
   fatal(error: unknown, info: { phase: FatalPhase; job?: string }): void {
     for (const hook of this.hooks) {

@@ -17,7 +17,8 @@ export interface Completion {
 export interface Failure {
   id: string
   token: string
-  error: { name: string; message: string }
+  /** `code` is set for Sluice's own errors. */
+  error: { name: string; message: string; code?: string }
   /** Backoff before the next attempt. */
   delayMs: number
   /** Dead-letter now, whatever attempts remain. */
@@ -79,7 +80,7 @@ export function settle(t: string, p: SettleParams): Statement {
   const { cte, call, values } = settleParts(t, p)
   if (!p.finish?.sweep) return { text: `${cte}SELECT * FROM ${call}`, values }
   return {
-    text: `${cte}SELECT s.*, jsonb_array_length((SELECT list FROM orphans)) AS swept FROM ${call} s`,
+    text: `${cte}SELECT s.*, cardinality((SELECT ids FROM orphans)) AS swept FROM ${call} s`,
     values,
   }
 }
@@ -107,81 +108,154 @@ LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL)
   }
 }
 
-/** The settle's completions, as settle_completions (migrations/functions/settle_records.sql) reads them. */
-export function encodeCompletions(completions: readonly Completion[]): string {
-  return JSON.stringify(
-    completions.map((c) => ({
-      id: c.id,
-      token: c.token,
-      status: c.status,
-      duration_ms: c.durationMs,
-      wait_ms: c.waitMs,
-      lag_ms: c.lagMs ?? null,
-    })),
-  )
+/** The settle's completions as settle_completions (migrations/functions/settle_records.sql) reads them: one array per column. */
+export function encodeCompletions(completions: readonly Completion[]): unknown[][] {
+  const n = completions.length
+  const id = new Array<string>(n)
+  const token = new Array<string>(n)
+  const status = new Array<string>(n)
+  const durationMs = new Array<number | null>(n)
+  const waitMs = new Array<number>(n)
+  const lagMs = new Array<number | null>(n)
+  for (let i = 0; i < n; i++) {
+    const c = completions[i]!
+    id[i] = c.id
+    token[i] = c.token
+    status[i] = c.status
+    durationMs[i] = c.durationMs
+    waitMs[i] = c.waitMs
+    lagMs[i] = c.lagMs ?? null
+  }
+  return [id, token, status, durationMs, waitMs, lagMs]
 }
 
-/** The settle's failures, as settle_failures (migrations/functions/settle_records.sql) reads them. */
-export function encodeFailures(failures: readonly Failure[]): string {
-  return JSON.stringify(
-    failures.map((f) => ({
-      id: f.id,
-      token: f.token,
-      error: f.error,
-      delay_ms: Math.round(f.delayMs),
-      final: f.final,
-      keep_place: f.keepPlace?.toISOString() ?? null,
-      duration_ms: f.durationMs,
-      wait_ms: f.waitMs,
-      lag_ms: f.lagMs ?? null,
-      slow_down_ms: f.slowDownMs ?? null,
-    })),
-  )
+/** The settle's failures as settle_failures (migrations/functions/settle_records.sql) reads them: one array per column. */
+export function encodeFailures(failures: readonly Failure[]): unknown[][] {
+  const n = failures.length
+  const id = new Array<string>(n)
+  const token = new Array<string>(n)
+  const name = new Array<string>(n)
+  const message = new Array<string>(n)
+  const code = new Array<string | null>(n)
+  const delayMs = new Array<number>(n)
+  const final = new Array<boolean>(n)
+  const keepPlace = new Array<string | null>(n)
+  const durationMs = new Array<number | null>(n)
+  const waitMs = new Array<number>(n)
+  const lagMs = new Array<number | null>(n)
+  const slowDownMs = new Array<number | null>(n)
+  for (let i = 0; i < n; i++) {
+    const f = failures[i]!
+    id[i] = f.id
+    token[i] = f.token
+    name[i] = f.error.name
+    message[i] = f.error.message
+    code[i] = f.error.code ?? null
+    delayMs[i] = Math.round(f.delayMs)
+    final[i] = f.final
+    keepPlace[i] = f.keepPlace?.toISOString() ?? null
+    durationMs[i] = f.durationMs
+    waitMs[i] = f.waitMs
+    lagMs[i] = f.lagMs ?? null
+    slowDownMs[i] = f.slowDownMs ?? null
+  }
+  return [id, token, name, message, code, delayMs, final, keepPlace, durationMs, waitMs, lagMs, slowDownMs]
 }
 
-/** The settle's hand-backs, as settle_hand_backs (migrations/functions/settle_records.sql) reads them. */
-export function encodeHandBacks(handBacks: readonly HandBack[]): string {
-  return JSON.stringify(handBacks.map((h) => ({ id: h.id, token: h.token, due_at: h.dueAt.toISOString() })))
+/** The settle's hand-backs as settle_hand_backs (migrations/functions/settle_records.sql) reads them: one array per column. */
+export function encodeHandBacks(handBacks: readonly HandBack[]): unknown[][] {
+  const n = handBacks.length
+  const id = new Array<string>(n)
+  const token = new Array<string>(n)
+  const dueAt = new Array<string>(n)
+  for (let i = 0; i < n; i++) {
+    const h = handBacks[i]!
+    id[i] = h.id
+    token[i] = h.token
+    dueAt[i] = h.dueAt.toISOString()
+  }
+  return [id, token, dueAt]
 }
+
+/** The SQL types of the settle function's parameters, in order (migrations/functions/settle.sql). */
+const OK_TYPES = ['bigint[]', 'uuid[]', 'text[]', 'bigint[]', 'bigint[]', 'bigint[]']
+const KO_TYPES = [
+  'bigint[]',
+  'uuid[]',
+  'text[]',
+  'text[]',
+  'text[]',
+  'bigint[]',
+  'boolean[]',
+  'timestamptz[]',
+  'bigint[]',
+  'bigint[]',
+  'bigint[]',
+  'bigint[]',
+]
+const BACK_TYPES = ['bigint[]', 'uuid[]', 'timestamptz[]']
+const OK_AT = 1
+const KO_AT = OK_AT + OK_TYPES.length
+const BACK_AT = KO_AT + KO_TYPES.length
+const INVOCATION_AT = BACK_AT + BACK_TYPES.length
+
+/** `$n::type` for each of `types`, numbered from `from`. */
+const casts = (types: readonly string[], from: number): string[] =>
+  types.map((type, i) => `$${from + i}::${type}`)
+
+const OK_PARAMS = casts(OK_TYPES, OK_AT).join(', ')
+const KO_PARAMS = casts(KO_TYPES, KO_AT).join(', ')
+const [BACK_ID, BACK_TOKEN, BACK_DUE_AT] = casts(BACK_TYPES, BACK_AT) as [string, string, string]
+const TAIL_PARAMS = `$${INVOCATION_AT}::text, $${INVOCATION_AT + 1}::boolean, $${INVOCATION_AT + 2}::text[]`
 
 function settleParts(t: string, p: SettleParams): { cte: string; call: string; values: unknown[] } {
-  const marks = p.completions.flatMap((c) =>
-    c.status === 'completed' && c.mark ? [{ e: c.mark.eventId, s: c.mark.subscriber }] : [],
-  )
   const values: unknown[] = [
-    encodeCompletions(p.completions),
-    encodeFailures(p.failures),
-    encodeHandBacks(p.handBacks),
+    ...encodeCompletions(p.completions),
+    ...encodeFailures(p.failures),
+    ...encodeHandBacks(p.handBacks),
     p.finish?.invocationId ?? null,
     p.finish !== undefined,
     p.finish?.queues ?? [],
   ]
   const ctes: string[] = []
-  let back = '$3::jsonb'
-  if (marks.length > 0) {
+  let events: string[] | undefined
+  let subscribers: string[] | undefined
+  for (const c of p.completions) {
+    if (c.status !== 'completed' || !c.mark) continue
+    events ??= []
+    subscribers ??= []
+    events.push(c.mark.eventId)
+    subscribers.push(c.mark.subscriber)
+  }
+  if (events && subscribers) {
     // Subscribers' completed runs are marked processed in the same statement. A run whose lease
     // was lost is marked too: its handler did run to completion. Key order, as every writer of
     // marks takes them, so two settles never wait on each other in a cycle.
-    values.push(JSON.stringify(marks))
+    values.push(events, subscribers)
     ctes.push(`marked AS (
   INSERT INTO ${t}.processed_events (event_id, subscriber)
-  SELECT DISTINCT m.e, m.s FROM jsonb_to_recordset($${values.length}::jsonb) AS m(e text, s text)
+  SELECT DISTINCT m.e, m.s FROM unnest($${values.length - 1}::text[], $${values.length}::text[]) AS m(e, s)
   ORDER BY 1, 2
   ON CONFLICT DO NOTHING
   RETURNING 1
 )`)
   }
+  let back = `${BACK_ID}, ${BACK_TOKEN}, ${BACK_DUE_AT}`
   if (p.finish?.sweep) {
     // Jobs still leased to this invocation that this settle does not name were taken by a claim
     // whose reply never arrived: they go back with the rest, due now, attempt uncounted.
-    values.push([...p.completions, ...p.failures, ...p.handBacks].map((r) => r.id))
     ctes.push(`orphans AS (
-  SELECT coalesce(jsonb_agg(jsonb_build_object('id', j.id, 'token', j.lease_token, 'due_at', now())), '[]'::jsonb) AS list
+  SELECT coalesce(array_agg(j.id), '{}') AS ids, coalesce(array_agg(j.lease_token), '{}') AS tokens,
+         coalesce(array_agg(now()), '{}') AS due
   FROM ${t}.jobs j
-  WHERE j.leased_by = $4::text AND j.lease_token IS NOT NULL AND j.id <> ALL ($${values.length}::bigint[])
+  WHERE j.leased_by = $${INVOCATION_AT}::text AND j.lease_token IS NOT NULL
+    AND j.id <> ALL ($${OK_AT}::bigint[] || $${KO_AT}::bigint[] || ${BACK_ID})
 )`)
-    back = '$3::jsonb || (SELECT list FROM orphans)'
+    back = `${BACK_ID} || (SELECT ids FROM orphans), ${BACK_TOKEN} || (SELECT tokens FROM orphans),
+  ${BACK_DUE_AT} || (SELECT due FROM orphans)`
   }
-  const call = `${t}.settle($1::jsonb, $2::jsonb, ${back}, $4::text, $5::boolean, $6::text[])`
+  const call = `${t}.settle(${OK_PARAMS},
+  ${KO_PARAMS},
+  ${back}, ${TAIL_PARAMS})`
   return { cte: ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : '', call, values }
 }

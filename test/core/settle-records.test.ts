@@ -2,8 +2,9 @@ import { afterEach, expect, test } from 'vitest'
 import { encodeCompletions, encodeFailures, encodeHandBacks } from '../../src/sql/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
-// Every field a settle is sent, through its encoder (src/sql/settle.ts) and its decoder
-// (migrations/functions/settle_records.sql), comes back as it went in.
+// Every field a settle is sent, through its encoder (src/sql/settle.ts: one array per column) and
+// its decoder (migrations/functions/settle_records.sql), comes back as it went in: big ids, nulls,
+// strings an array literal must quote, empty lists.
 
 let env: TestSluice | undefined
 afterEach(async () => {
@@ -14,11 +15,34 @@ afterEach(async () => {
 const token = '6f1c8a52-0a47-4a53-9d59-0b7c1f0e6a11'
 const at = new Date('2026-01-02T03:04:05.678Z')
 
+/** The decoder's parameter types, in order (migrations/functions/settle_records.sql). */
+const TYPES: Record<string, string[]> = {
+  settle_completions: ['bigint[]', 'uuid[]', 'text[]', 'bigint[]', 'bigint[]', 'bigint[]'],
+  settle_failures: [
+    'bigint[]',
+    'uuid[]',
+    'text[]',
+    'text[]',
+    'text[]',
+    'bigint[]',
+    'boolean[]',
+    'timestamptz[]',
+    'bigint[]',
+    'bigint[]',
+    'bigint[]',
+    'bigint[]',
+  ],
+  settle_hand_backs: ['bigint[]', 'uuid[]', 'timestamptz[]'],
+}
+
 /** The decoder's rows as JSON, ids as text (a bigint past 2^53 stays exact). */
-async function decode(fn: string, encoded: string): Promise<Record<string, unknown>[]> {
+async function decode(fn: string, encoded: unknown[][]): Promise<Record<string, unknown>[]> {
+  const types = TYPES[fn]!
+  expect(encoded).toHaveLength(types.length)
+  const params = types.map((type, i) => `$${i + 1}::${type}`).join(', ')
   const rows = await env!.sql(
-    `SELECT to_jsonb(r) || jsonb_build_object('id', r.id::text) AS r FROM $schema.${fn}($1::jsonb) r`,
-    [encoded],
+    `SELECT to_jsonb(r) || jsonb_build_object('id', r.id::text) AS r FROM $schema.${fn}(${params}) r`,
+    encoded,
   )
   return rows.map((row) => row.r as Record<string, unknown>)
 }
@@ -69,11 +93,24 @@ test('failures round-trip every field; the error is stamped with the time it was
     {
       id: '4',
       token,
-      error: { name: 'Error', message: '' },
+      error: {
+        name: 'SluiceError',
+        message: 'a "quoted", {braced} \\ back-slashed\nNULL message',
+        code: 'JOB_TIMEOUT',
+      },
       delayMs: 0,
       final: false,
       durationMs: null,
       waitMs: 0,
+    },
+    {
+      id: '6',
+      token,
+      error: { name: 'NULL', message: '' },
+      delayMs: 1,
+      final: false,
+      durationMs: 1,
+      waitMs: 1,
     },
   ])
   const rows = (await decode('settle_failures', encoded)).map(({ error, keep_place, ...rest }) => {
@@ -97,7 +134,11 @@ test('failures round-trip every field; the error is stamped with the time it was
     {
       id: '4',
       token,
-      error: { name: 'Error', message: '' },
+      error: {
+        name: 'SluiceError',
+        message: 'a "quoted", {braced} \\ back-slashed\nNULL message',
+        code: 'JOB_TIMEOUT',
+      },
       delay_ms: 0,
       final: false,
       keep_place: null,
@@ -106,7 +147,26 @@ test('failures round-trip every field; the error is stamped with the time it was
       lag_ms: null,
       slow_down_ms: null,
     },
+    {
+      id: '6',
+      token,
+      error: { name: 'NULL', message: '' },
+      delay_ms: 1,
+      final: false,
+      keep_place: null,
+      duration_ms: 1,
+      wait_ms: 1,
+      lag_ms: null,
+      slow_down_ms: null,
+    },
   ])
+})
+
+test('empty lists decode to no rows', async () => {
+  env = await makeSluice({ jobs: [] })
+  expect(await decode('settle_completions', encodeCompletions([]))).toEqual([])
+  expect(await decode('settle_failures', encodeFailures([]))).toEqual([])
+  expect(await decode('settle_hand_backs', encodeHandBacks([]))).toEqual([])
 })
 
 test('hand-backs round-trip every field', async () => {
