@@ -349,10 +349,9 @@ CREATE VIEW job_stats_runs AS
     s.name,
     s.queue,
     s.status,
-    r.duration_ms,
-    r.wait_ms
-   FROM :SLUICE_SCHEMA.job_stats s,
-    LATERAL UNNEST(COALESCE(s.durations, ARRAY[s.duration_ms]), COALESCE(s.waits, ARRAY[s.wait_ms])) r(duration_ms, wait_ms);
+    unnest(COALESCE(s.durations, ARRAY[s.duration_ms])) AS duration_ms,
+    unnest(COALESCE(s.waits, ARRAY[s.wait_ms])) AS wait_ms
+   FROM :SLUICE_SCHEMA.job_stats s;
 
 CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean, trace_context text);
 
