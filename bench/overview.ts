@@ -4,10 +4,12 @@
  *
  * Seeds a fresh schema with generate_series: 1M jobs over 8 queues (ready at 3 priorities,
  * scheduled, waiting for a retry, a few hundred running), a few blocked, 1M archive rows,
- * an hour of job_stats (1,000 finished attempts a minute), 10,000 dead letters and a few live
- * drains; then VACUUM ANALYZE, as autovacuum would leave the tables.
+ * an hour of job_stats (1,000 finished attempts a minute, `--per-row` attempts to a row as one
+ * settle of that many jobs of a name writes them; 1 for rows of the form before migration 0015),
+ * 10,000 dead letters and a few live drains; then VACUUM ANALYZE, as autovacuum would leave the
+ * tables.
  *
- *   DATABASE_URL=postgres://… npx tsx bench/overview.ts [--jobs 1000000] [--archived 1000000] [--runs 50] [--keep]
+ *   DATABASE_URL=postgres://… npx tsx bench/overview.ts [--jobs 1000000] [--archived 1000000] [--runs 50] [--per-row 25] [--keep]
  *
  * `--keep` leaves the schema; `--schema <name>` measures one seeded before (and kept) again.
  */
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '1000000' },
     archived: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '50' },
+    'per-row': { type: 'string', default: '25' },
     keep: { type: 'boolean', default: false },
     schema: { type: 'string' },
   },
@@ -67,11 +70,21 @@ async function seed(): Promise<void> {
      FROM generate_series(1, $1) i`,
     [Number(values.archived)],
   )
+  // Attempt i finishes 60·i ms ago; a row holds the attempts of one (queue, status) among `perRow`
+  // consecutive ones, as the settle of a batch of them writes it.
+  const perRow = Number(values['per-row'])
   await pool.query(
-    `INSERT INTO ${t}.job_stats (finished_at, name, queue, status, duration_ms, wait_ms)
-     SELECT now() - i * interval '60 ms', 'noop', 'q' || (i % 8),
-            CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 333 = 0 THEN 'dead' ELSE 'completed' END, 3, 10
-     FROM generate_series(1, 60000) i`,
+    perRow === 1
+      ? `INSERT INTO ${t}.job_stats (finished_at, name, queue, status, duration_ms, wait_ms)
+         SELECT now() - i * interval '60 ms', 'noop', 'q' || (i % 8),
+                CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 333 = 0 THEN 'dead' ELSE 'completed' END, 3, 10
+         FROM generate_series(1, 60000) i`
+      : `INSERT INTO ${t}.job_stats (finished_at, name, queue, status, jobs, durations, waits)
+         SELECT now() - min(i) * interval '60 ms', 'noop', 'q' || (i % 8),
+                CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 333 = 0 THEN 'dead' ELSE 'completed' END,
+                count(*), array_agg(3::bigint), array_agg(10::bigint)
+         FROM generate_series(1, 60000) i GROUP BY i / $1, 3, 4`,
+    perRow === 1 ? [] : [perRow * 8],
   )
   await pool.query(
     `INSERT INTO ${t}.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, failed_at)

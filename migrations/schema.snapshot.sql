@@ -97,7 +97,15 @@ CREATE TABLE job_stats (
   status text NOT NULL,
   duration_ms bigint,
   wait_ms bigint,
-  CONSTRAINT job_stats_status_check CHECK ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'dead'::text, 'expired'::text])))
+  jobs integer NOT NULL DEFAULT 1,
+  durations bigint[],
+  waits bigint[],
+  CONSTRAINT job_stats_status_check CHECK ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'dead'::text, 'expired'::text]))),
+  CONSTRAINT job_stats_times_per_job CHECK (
+CASE
+    WHEN ((durations IS NULL) AND (waits IS NULL)) THEN (jobs = 1)
+    ELSE (COALESCE(((cardinality(durations) = jobs) AND (cardinality(waits) = jobs)), false) AND (duration_ms IS NULL) AND (wait_ms IS NULL))
+END) NOT VALID
 );
 
 CREATE TABLE jobs (
@@ -335,6 +343,15 @@ CREATE UNIQUE INDEX subscriptions_pkey ON :SLUICE_SCHEMA.subscriptions USING btr
 CREATE INDEX unique_locks_job ON :SLUICE_SCHEMA.unique_locks USING btree (job_id);
 CREATE UNIQUE INDEX unique_locks_pkey ON :SLUICE_SCHEMA.unique_locks USING btree (key);
 CREATE UNIQUE INDEX wakeups_pkey ON :SLUICE_SCHEMA.wakeups USING btree (queue);
+
+CREATE VIEW job_stats_runs AS
+ SELECT s.finished_at,
+    s.name,
+    s.queue,
+    s.status,
+    unnest(COALESCE(s.durations, ARRAY[s.duration_ms])) AS duration_ms,
+    unnest(COALESCE(s.waits, ARRAY[s.wait_ms])) AS wait_ms
+   FROM :SLUICE_SCHEMA.job_stats s;
 
 CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean, trace_context text);
 
@@ -840,7 +857,10 @@ BEGIN
       errors = excluded.errors
     RETURNING 1
   ), stats AS (
-    INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status) SELECT name, queue, 'dead' FROM dead RETURNING 1
+    -- One row per name and queue; these attempts' times are unknown.
+    INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+    SELECT name, queue, 'dead', count(*), array_agg(NULL::bigint), array_agg(NULL::bigint) FROM dead GROUP BY name, queue
+    RETURNING 1
   )
   SELECT count(*)::integer,
          coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]')
@@ -1781,8 +1801,9 @@ BEGIN
       SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w FROM done
       RETURNING 1
     ), stats AS (
-      INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
-      SELECT name, queue, s, d, w FROM done
+      -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).
+      INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+      SELECT name, queue, s, count(*), array_agg(d), array_agg(w) FROM done GROUP BY name, queue, s
       RETURNING 1
     )
     SELECT count(*)::integer,
@@ -1825,8 +1846,8 @@ BEGIN
           partition_key = excluded.partition_key
         RETURNING 1
       ), stats AS (
-        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
-        SELECT name, queue, 'dead', du, w FROM gone
+        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+        SELECT name, queue, 'dead', count(*), array_agg(du), array_agg(w) FROM gone GROUP BY name, queue
         RETURNING 1
       )
       SELECT count(*)::integer,
@@ -1860,8 +1881,8 @@ BEGIN
         WHERE c.name = h.queue
         RETURNING 1
       ), stats AS (
-        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
-        SELECT name, queue, 'failed', du, w FROM again
+        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+        SELECT name, queue, 'failed', count(*), array_agg(du), array_agg(w) FROM again GROUP BY name, queue
         RETURNING 1
       ), unlocked AS (
         -- while-executing locks end with the attempt.

@@ -1,6 +1,6 @@
 /**
  * The schema as the migrations and function files leave it, in a stable text form: tables
- * (columns, constraints), indexes, types and function definitions, each in name order, with the
+ * (columns, constraints), indexes, views, types and function definitions, each in name order, with the
  * schema's name written `:SLUICE_SCHEMA`. `npm run schema:snapshot` migrates a fresh schema on
  * DATABASE_URL (or an embedded PostgreSQL it boots) and writes migrations/schema.snapshot.sql; a test
  * (test/core/schema-snapshot.test.ts) fails with a diff when that file is stale, so every change
@@ -56,6 +56,13 @@ export async function snapshot(query: Query, schema: string): Promise<string> {
     [schema],
   )
   if (indexes.length > 0) out.push('', ...indexes.map((r) => `${r.def};`))
+  const views = await query(
+    `SELECT c.relname AS name, pg_get_viewdef(c.oid, true) AS def
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND c.relkind = 'v' ORDER BY c.relname`,
+    [schema],
+  )
+  for (const view of views) out.push('', `CREATE VIEW ${view.name} AS\n${view.def!.trimEnd()}`)
   const types = await query(
     `SELECT t.typname AS name,
             string_agg(format('%I %s', a.attname, format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attnum) AS attrs

@@ -28,7 +28,10 @@ BEGIN
       errors = excluded.errors
     RETURNING 1
   ), stats AS (
-    INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status) SELECT name, queue, 'dead' FROM dead RETURNING 1
+    -- One row per name and queue; these attempts' times are unknown.
+    INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+    SELECT name, queue, 'dead', count(*), array_agg(NULL::bigint), array_agg(NULL::bigint) FROM dead GROUP BY name, queue
+    RETURNING 1
   )
   SELECT count(*)::integer,
          coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]')

@@ -1,9 +1,10 @@
 -- Settles a batch of attempts: completions (archive), failures (retry with backoff or dead
 -- letter), hand-backs (attempt uncounted); releases concurrency slots and uniqueness locks,
 -- counts batches and enqueues their callbacks exactly once, drives each queue's circuit
--- breaker and writes job stats. With p_finish, also ends the invocation and counts what is left;
--- only that last settle of a drain commits without waiting for the WAL flush. Its records are
--- those of settle_records.sql: each list is sent as parallel arrays, one per column.
+-- breaker and writes job stats (one row per name, queue and status). With p_finish, also ends
+-- the invocation and counts what is left; only that last settle of a drain commits without
+-- waiting for the WAL flush. Its records are those of settle_records.sql: each list is sent as
+-- parallel arrays, one per column.
 
 -- It took each list as one JSON array of objects: the old form goes first.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(jsonb, jsonb, jsonb, text, boolean, text[]);
@@ -56,8 +57,9 @@ BEGIN
       SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w FROM done
       RETURNING 1
     ), stats AS (
-      INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
-      SELECT name, queue, s, d, w FROM done
+      -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).
+      INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+      SELECT name, queue, s, count(*), array_agg(d), array_agg(w) FROM done GROUP BY name, queue, s
       RETURNING 1
     )
     SELECT count(*)::integer,
@@ -100,8 +102,8 @@ BEGIN
           partition_key = excluded.partition_key
         RETURNING 1
       ), stats AS (
-        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
-        SELECT name, queue, 'dead', du, w FROM gone
+        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+        SELECT name, queue, 'dead', count(*), array_agg(du), array_agg(w) FROM gone GROUP BY name, queue
         RETURNING 1
       )
       SELECT count(*)::integer,
@@ -135,8 +137,8 @@ BEGIN
         WHERE c.name = h.queue
         RETURNING 1
       ), stats AS (
-        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, duration_ms, wait_ms)
-        SELECT name, queue, 'failed', du, w FROM again
+        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
+        SELECT name, queue, 'failed', count(*), array_agg(du), array_agg(w) FROM again GROUP BY name, queue
         RETURNING 1
       ), unlocked AS (
         -- while-executing locks end with the attempt.

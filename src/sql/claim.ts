@@ -25,7 +25,7 @@ export interface DurationsRead {
   names: readonly string[]
   /** How far back to look, ms. */
   sinceMs: number
-  /** The most stats rows read, so the read stays small whatever the traffic. */
+  /** The most attempts' durations read, so the read stays small whatever the traffic. */
   sample: number
 }
 
@@ -92,7 +92,7 @@ export function claim(t: string, p: ClaimParams, durations?: DurationsRead): Sta
     text: `SELECT c.*, CASE WHEN row_number() OVER () = 1 THEN (
   SELECT jsonb_object_agg(r.name, r.ms) FROM (
     SELECT s.name, percentile_disc(0.99) WITHIN GROUP (ORDER BY s.duration_ms) AS ms
-    FROM (SELECT name, duration_ms FROM ${t}.job_stats
+    FROM (SELECT name, duration_ms FROM ${t}.job_stats_runs
           WHERE finished_at > now() - $${n + 2}::bigint * interval '1 millisecond' AND status = 'completed'
             AND duration_ms IS NOT NULL AND name = ANY ($${n + 1}::text[])
           LIMIT $${n + 3}::integer) s

@@ -128,8 +128,9 @@ export function overview(
   SELECT m FROM generate_series(date_bin('1 minute', now(), '2000-01-01'::timestamptz) - interval '59 minutes',
                                 date_bin('1 minute', now(), '2000-01-01'::timestamptz), interval '1 minute') m
 ), finished AS (
-  -- One read of the hour's job stats (BRIN on finished_at), per minute and status.
-  SELECT date_bin('1 minute', finished_at, '2000-01-01'::timestamptz) AS m, status, count(*)::float8 AS n
+  -- One read of the hour's job stats (BRIN on finished_at), per minute and status; a row counts
+  -- the jobs of one settle.
+  SELECT date_bin('1 minute', finished_at, '2000-01-01'::timestamptz) AS m, status, sum(jobs)::float8 AS n
   FROM ${t}.job_stats
   WHERE finished_at >= date_bin('1 minute', now(), '2000-01-01'::timestamptz) - interval '59 minutes'
   GROUP BY 1, 2

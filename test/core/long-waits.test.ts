@@ -52,7 +52,7 @@ describe('jobs that waited longer than an integer of milliseconds', () => {
     expect(Number(archived[0]!.wait_ms)).toBeGreaterThanOrEqual(LONG_AGO)
     expect(Number(archived[1]!.wait_ms)).toBeLessThan(LONG_AGO)
     const stats = await env.sql<{ status: string; long: boolean }>(
-      `SELECT status, wait_ms >= $1 AS long FROM $schema.job_stats ORDER BY status, long`,
+      `SELECT status, wait_ms >= $1 AS long FROM $schema.job_stats_runs ORDER BY status, long`,
       [LONG_AGO],
     )
     expect(stats).toEqual([
@@ -80,6 +80,17 @@ describe('jobs that waited longer than an integer of milliseconds', () => {
       { table_name: 'archive', column_name: 'wait_ms', data_type: 'bigint' },
       { table_name: 'job_stats', column_name: 'duration_ms', data_type: 'bigint' },
       { table_name: 'job_stats', column_name: 'wait_ms', data_type: 'bigint' },
+      { table_name: 'job_stats_runs', column_name: 'duration_ms', data_type: 'bigint' },
+      { table_name: 'job_stats_runs', column_name: 'wait_ms', data_type: 'bigint' },
+    ])
+    const arrays = await env.sql<{ column_name: string; udt_name: string }>(
+      `SELECT column_name, udt_name FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'job_stats' AND column_name IN ('durations', 'waits') ORDER BY 1`,
+      [env.schema],
+    )
+    expect(arrays).toEqual([
+      { column_name: 'durations', udt_name: '_int8' },
+      { column_name: 'waits', udt_name: '_int8' },
     ])
   })
 })
@@ -116,7 +127,7 @@ describe('a database migrated before the columns were widened', () => {
       await sluice.enqueue(noop, { n: 1 }, { runAt: new Date(Date.now() - LONG_AGO) })
       expect(await sluice.drain()).toMatchObject({ claimed: 1, completed: 1 })
       const { rows } = await admin.query(
-        `SELECT count(*)::int AS n FROM "${schema}".job_stats WHERE wait_ms >= $1`,
+        `SELECT count(*)::int AS n FROM "${schema}".job_stats_runs WHERE wait_ms >= $1`,
         [LONG_AGO],
       )
       expect(rows).toEqual([{ n: 1 }])

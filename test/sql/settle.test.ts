@@ -103,9 +103,9 @@ describe('settle: completions', () => {
         wait_ms: '7',
       },
     ])
-    const stats = await s.sql('SELECT name, queue, status, duration_ms, wait_ms FROM $t.job_stats')
+    const stats = await s.sql('SELECT name, queue, status, jobs, durations, waits FROM $t.job_stats')
     expect(stats).toEqual([
-      { name: 'mail', queue: 'q', status: 'completed', duration_ms: '25', wait_ms: '7' },
+      { name: 'mail', queue: 'q', status: 'completed', jobs: 1, durations: ['25'], waits: ['7'] },
     ])
   })
 
@@ -131,7 +131,7 @@ describe('settle: failures', () => {
     expect(row?.due_in_ms).toBeLessThanOrEqual(60_000)
     expect(row?.last_error).toMatchObject({ name: 'TypeError', message: 'boom', attempt: 2 })
     expect(row?.errors.map((e) => e.attempt)).toEqual([1, 2])
-    expect(await s.sql('SELECT status, duration_ms FROM $t.job_stats')).toEqual([
+    expect(await s.sql('SELECT status, duration_ms FROM $t.job_stats_runs')).toEqual([
       { status: 'failed', duration_ms: '12' },
     ])
   })
