@@ -168,7 +168,7 @@ export async function drain(
         settleAndClaim(t, batch, claimParams(next.limit, next.defer, false)),
       )
       tally(summary, batch, rows[0]!)
-      return claimedFrom(rows)
+      return { ...claimedFrom(rows), serverMs: rows[0]!.server_ms }
     } catch (error) {
       if (!isTransient(error)) throw error
       claimLost = true
@@ -238,18 +238,27 @@ export async function drain(
   // Single-consumer queues run their jobs in claim order: two claims of one drain in flight at
   // once could both take from one, so such a drain keeps one claim ahead at most.
   const ordered = config.queueSettings.some((q) => q.singleConsumer && queues.includes(q.name))
-  const depth = ordered ? 1 : (options.pipeline ?? config.drain.pipeline)
+  let depth = ordered ? 1 : (options.pipeline ?? config.drain.pipeline)
   /** Claims sent ahead, oldest first: each settles what had finished when it was sent. */
   const pending: Ahead[] = []
-  /** The latest round trip of a settle-and-claim statement, ms: how much a deeper pipeline hides. */
-  let roundTripMs = 0
+  /**
+   * The latest settle-and-claim statement: its time on the server and the rest of its round trip
+   * (the network, the driver, the pool), ms.
+   */
+  let serverMs = 0
+  let networkMs = 0
   /** How long the latest batch took to run, ms. */
   let ranMs = 0
   const sendAhead = (next: { limit: number; defer: string[] }): void => {
-    const sent = Date.now()
+    const sent = performance.now()
+    // Claims in flight together may run on the server in either order.
     const concurrent = pending.length > 0
+    for (const p of pending) p.concurrent = true
     const claiming = settleThenClaim(next).then((got) => {
-      roundTripMs = Date.now() - sent
+      if (got?.serverMs !== undefined) {
+        serverMs = got.serverMs
+        networkMs = Math.max(0, performance.now() - sent - got.serverMs)
+      }
       return got
     })
     // It may fail before it is awaited: its error is read then, and must not count as an
@@ -260,7 +269,8 @@ export async function drain(
   /**
    * The oldest claim sent ahead, awaited: its jobs, or none when it was lost with its connection
    * or found nothing. Jobs to run in order that it took while another claim of this drain was in
-   * flight go back (the other may hold their queue's earlier jobs).
+   * flight go back (the other may hold their queue's earlier jobs), and from then on the drain
+   * keeps one claim in flight.
    */
   const receive = async (): Promise<Claimed | undefined> => {
     const head = pending.shift()
@@ -269,7 +279,9 @@ export async function drain(
     if (!got) return undefined
     latest = { ...head.plan, got }
     summary.claimed += got.rows.length
-    if (!head.concurrent || !got.rows.some((row) => row.in_order)) return got
+    if (!got.rows.some((row) => row.in_order)) return got
+    depth = 1
+    if (!head.concurrent) return got
     for (const row of got.rows) if (row.in_order) unsettled.handBacks.push(handBackOf(row))
     return { ...got, rows: got.rows.filter((row) => !row.in_order) }
   }
@@ -291,10 +303,12 @@ export async function drain(
     // recorded); or the batch had failures, whose settle may change what the next claim may take
     // (a circuit breaker tripping). Not when the queues had no more to give. Jobs claimed ahead
     // start once the batches before them are done: they must fit the time those are expected to
-    // leave. A second claim goes out only while batches run quicker than a round trip (quick
-    // handlers over a slow network): slower batches hide the round trip by themselves.
+    // leave. A second claim goes out only while the network's share of a round trip is longer
+    // than a batch's run and the statement's time on the server together: what one claim ahead
+    // cannot hide. Claims in flight at once over a near database only make the server's work
+    // contend (claims skipping each other's locked rows), so there the pipeline stays at one.
     const batchMs = durations.batchMs(rows, config.jobs, concurrency)
-    const want = Math.min(depth, 1 + Math.floor(roundTripMs / Math.max(1, ranMs)))
+    const want = Math.min(depth, 1 + Math.floor(networkMs / Math.max(1, ranMs + serverMs)))
     while (
       pending.length < want &&
       rows.length >= latest.limit &&
@@ -312,7 +326,7 @@ export async function drain(
     // Drivers hand the statement to the socket on a later tick; a batch of quick handlers runs
     // in microtasks and would otherwise finish before the statement even leaves.
     if (pending.length > 0) await new Promise((resolve) => setImmediate(resolve))
-    const running = Date.now()
+    const running = performance.now()
     const done: Batch = await runBatch(
       rows,
       config,
@@ -324,7 +338,7 @@ export async function drain(
       runtime,
       traced,
     )
-    ranMs = Date.now() - running
+    ranMs = performance.now() - running
     absorb(unsettled, done)
     healthy = done.failures.length === 0
     if (done.handBacks.length > 0 || deadline - Date.now() <= 0 || options.signal?.aborted) {
@@ -360,9 +374,11 @@ interface Claimed {
   rows: ClaimedRow[]
   cut: boolean
   more: boolean
+  /** For a settle-and-claim: the statement's time on the server, ms. */
+  serverMs?: number
 }
 
-/** A claim sent ahead: what it asked for, its statement, and whether another was in flight when it went. */
+/** A claim sent ahead: what it asked for, its statement, and whether another was in flight with it. */
 interface Ahead {
   plan: { limit: number; defer: string[] }
   claiming: Promise<Claimed | undefined>

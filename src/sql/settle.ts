@@ -89,7 +89,11 @@ export function settle(t: string, p: SettleParams): Statement {
  * A settle followed by a claim: the settle's counts on every row, then a claim row (see ClaimRow),
  * or nulls when the claim returned none.
  */
-export type SettleAndClaimRow = SettleRow & (ClaimRow | { id: null; queue: null; name: null; more: null })
+export type SettleAndClaimRow = SettleRow &
+  (ClaimRow | { id: null; queue: null; name: null; more: null }) & {
+    /** The statement's time on the server, ms, up to the row (the drain subtracts it from the round trip). */
+    server_ms: number
+  }
 
 /**
  * Settles one batch and claims the next in one statement: the settle function runs first
@@ -101,7 +105,8 @@ export function settleAndClaim(t: string, s: SettleParams, c: ClaimParams): Stat
   const { cte, call, values } = settleParts(t, s)
   const source = claimSource(t, c, values.length)
   return {
-    text: `${cte}SELECT s.completed, s.retried, s.dead, s.handed_back, s.ready, k.*
+    text: `${cte}SELECT s.completed, s.retried, s.dead, s.handed_back, s.ready, k.*,
+  (extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms
 FROM ${call} s
 LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL) k ON true`,
     values: [...values, ...source.values],
