@@ -345,12 +345,12 @@ CREATE UNIQUE INDEX unique_locks_pkey ON :SLUICE_SCHEMA.unique_locks USING btree
 CREATE UNIQUE INDEX wakeups_pkey ON :SLUICE_SCHEMA.wakeups USING btree (queue);
 
 CREATE VIEW job_stats_runs AS
- SELECT s.finished_at,
-    s.name,
-    s.queue,
-    s.status,
-    unnest(COALESCE(s.durations, ARRAY[s.duration_ms])) AS duration_ms,
-    unnest(COALESCE(s.waits, ARRAY[s.wait_ms])) AS wait_ms
+ SELECT finished_at,
+    name,
+    queue,
+    status,
+    unnest(COALESCE(durations, ARRAY[duration_ms])) AS duration_ms,
+    unnest(COALESCE(waits, ARRAY[wait_ms])) AS wait_ms
    FROM :SLUICE_SCHEMA.job_stats s;
 
 CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean, trace_context text);

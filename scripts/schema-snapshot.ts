@@ -62,7 +62,14 @@ export async function snapshot(query: Query, schema: string): Promise<string> {
      WHERE n.nspname = $1 AND c.relkind = 'v' ORDER BY c.relname`,
     [schema],
   )
-  for (const view of views) out.push('', `CREATE VIEW ${view.name} AS\n${view.def!.trimEnd()}`)
+  // Column references without their table qualifier: PostgreSQL 15 prints them qualified
+  // (`s.name`), later versions not when the view reads one table, and the snapshot must be the
+  // same on both. (The schema's own name stays.)
+  const unqualified = (def: string): string =>
+    def.replace(/\b([a-z_][a-z0-9_]*)\.(?=[a-z_])/g, (whole, prefix: string) =>
+      prefix === schema ? whole : '',
+    )
+  for (const view of views) out.push('', `CREATE VIEW ${view.name} AS\n${unqualified(view.def!).trimEnd()}`)
   const types = await query(
     `SELECT t.typname AS name,
             string_agg(format('%I %s', a.attname, format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attnum) AS attrs
