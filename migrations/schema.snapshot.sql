@@ -950,11 +950,8 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Stages 2 and 2b only matter for a queue with a global cap or admission partitions; when none
-  -- of the open queues has either, each one's room is p_limit and nothing is admitted, so the
-  -- claim skips both (its plan drops them: the flag is known when it is planned).
-  v_gated := EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (v_open) AND c.global_cap IS NOT NULL)
-          OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (v_open));
+  -- Stages 2 and 2b, skipped when no open queue is gated (claim_gated): the plan drops them.
+  v_gated := :SLUICE_SCHEMA.claim_gated(v_open);
 
   -- Stage 4, picking: each queue walked on the claim index in order, up to its room (stage 2),
   -- taking the jobs that meet stage 3 and that no other claim has locked.
@@ -1115,6 +1112,15 @@ AS $function$
     SELECT 1 FROM :SLUICE_SCHEMA.invocations o
     WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
   )
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_gated(p_open text[])
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
+      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open))
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_room(p_open text[], p_limit integer)

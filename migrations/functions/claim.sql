@@ -89,11 +89,8 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Stages 2 and 2b only matter for a queue with a global cap or admission partitions; when none
-  -- of the open queues has either, each one's room is p_limit and nothing is admitted, so the
-  -- claim skips both (its plan drops them: the flag is known when it is planned).
-  v_gated := EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (v_open) AND c.global_cap IS NOT NULL)
-          OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (v_open));
+  -- Stages 2 and 2b, skipped when no open queue is gated (claim_gated): the plan drops them.
+  v_gated := :SLUICE_SCHEMA.claim_gated(v_open);
 
   -- Stage 4, picking: each queue walked on the claim index in order, up to its room (stage 2),
   -- taking the jobs that meet stage 3 and that no other claim has locked.

@@ -53,6 +53,16 @@ BEGIN
 END
 $fn$;
 
+-- Whether stages 2 and 2b matter for these open queues: one has a global cap or admission
+-- partitions. When none has, each queue's room is the claim's limit and nothing is admitted, so
+-- the claim skips both. A new gate in claim_room must be named here too.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_gated(p_open text[])
+RETURNS boolean LANGUAGE sql STABLE
+AS $fn$
+  SELECT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
+      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open))
+$fn$;
+
 -- Stage 5: while-executing keys. A picked job runs only if it takes its key's lock (free, expired
 -- or its own); the first picked job of a key, in claim order, gets the chance. The lock's INSERT
 -- waits for a concurrent claim of the same key to commit, so two drains never both take it.

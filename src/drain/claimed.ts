@@ -1,0 +1,54 @@
+import {
+  type ClaimedRow,
+  type ClaimRow,
+  READY_CAP,
+  type SettleAndClaimRow,
+  type SettleRow,
+} from '../sql/index.js'
+import type { Batch } from './batch.js'
+import type { DrainSummary } from './options.js'
+
+/**
+ * What a claim returned: the jobs, whether it stopped in a queue before a job that does not fit,
+ * and whether a claim made once these jobs settle may find more (ClaimRow's `more`).
+ */
+export interface Claimed {
+  rows: ClaimedRow[]
+  cut: boolean
+  more: boolean
+  /** For a settle-and-claim: the statement's time on the server, ms. */
+  serverMs?: number
+}
+
+/** A claim sent ahead: what it asked for, its statement, and whether another was in flight with it. */
+export interface Ahead {
+  plan: { limit: number; defer: string[] }
+  claiming: Promise<Claimed | undefined>
+  concurrent: boolean
+}
+
+export function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Claimed {
+  const claimed: ClaimedRow[] = []
+  let cut = false
+  let more = false
+  for (const row of rows) {
+    if (row.more) more = true
+    if (row.id !== null) claimed.push(row as ClaimedRow)
+    // A row with no job but a name: a queue the claim stopped in for lack of time.
+    else if (row.name !== null && row.name !== undefined) cut = true
+  }
+  return { rows: claimed, cut, more }
+}
+
+/** Adds what one settle did to the summary. */
+export function tally(summary: DrainSummary, batch: Batch, result: SettleRow): void {
+  const matched = result.completed + result.retried + result.dead + result.handed_back - (result.swept ?? 0)
+  summary.completed += result.completed - batch.expired
+  summary.expired += batch.expired
+  summary.retried += result.retried
+  summary.deadLettered += result.dead
+  summary.failed += result.retried + result.dead
+  summary.handedBack += result.handed_back
+  summary.lostLeases += batch.completions.length + batch.failures.length + batch.handBacks.length - matched
+  if (result.ready !== null) summary.remainingReady = Math.min(READY_CAP, result.ready)
+}
