@@ -182,23 +182,32 @@ export function encodeHandBacks(handBacks: readonly HandBack[]): unknown[][] {
   return [id, token, dueAt]
 }
 
-/** The SQL types of the settle function's parameters, in order (migrations/functions/settle.sql). */
-const OK_TYPES = ['bigint[]', 'uuid[]', 'text[]', 'bigint[]', 'bigint[]', 'bigint[]']
-const KO_TYPES = [
-  'bigint[]',
-  'uuid[]',
-  'text[]',
-  'text[]',
-  'text[]',
-  'bigint[]',
-  'boolean[]',
-  'timestamptz[]',
-  'bigint[]',
-  'bigint[]',
-  'bigint[]',
-  'bigint[]',
-]
-const BACK_TYPES = ['bigint[]', 'uuid[]', 'timestamptz[]']
+/**
+ * The SQL types of each record list's arrays, in order: the parameters of settle_completions,
+ * settle_failures and settle_hand_backs (migrations/functions/settle_records.sql), and of the
+ * settle function (migrations/functions/settle.sql), which takes the three lists in turn.
+ */
+export const SETTLE_RECORD_TYPES = {
+  settle_completions: ['bigint[]', 'uuid[]', 'text[]', 'bigint[]', 'bigint[]', 'bigint[]'],
+  settle_failures: [
+    'bigint[]',
+    'uuid[]',
+    'text[]',
+    'text[]',
+    'text[]',
+    'bigint[]',
+    'boolean[]',
+    'timestamptz[]',
+    'bigint[]',
+    'bigint[]',
+    'bigint[]',
+    'bigint[]',
+  ],
+  settle_hand_backs: ['bigint[]', 'uuid[]', 'timestamptz[]'],
+} as const
+const OK_TYPES = SETTLE_RECORD_TYPES.settle_completions
+const KO_TYPES = SETTLE_RECORD_TYPES.settle_failures
+const BACK_TYPES = SETTLE_RECORD_TYPES.settle_hand_backs
 const OK_AT = 1
 const KO_AT = OK_AT + OK_TYPES.length
 const BACK_AT = KO_AT + KO_TYPES.length

@@ -1,5 +1,10 @@
 import { afterEach, expect, test } from 'vitest'
-import { encodeCompletions, encodeFailures, encodeHandBacks } from '../../src/sql/index.js'
+import {
+  encodeCompletions,
+  encodeFailures,
+  encodeHandBacks,
+  SETTLE_RECORD_TYPES,
+} from '../../src/sql/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 // Every field a settle is sent, through its encoder (src/sql/settle.ts: one array per column) and
@@ -15,25 +20,8 @@ afterEach(async () => {
 const token = '6f1c8a52-0a47-4a53-9d59-0b7c1f0e6a11'
 const at = new Date('2026-01-02T03:04:05.678Z')
 
-/** The decoder's parameter types, in order (migrations/functions/settle_records.sql). */
-const TYPES: Record<string, string[]> = {
-  settle_completions: ['bigint[]', 'uuid[]', 'text[]', 'bigint[]', 'bigint[]', 'bigint[]'],
-  settle_failures: [
-    'bigint[]',
-    'uuid[]',
-    'text[]',
-    'text[]',
-    'text[]',
-    'bigint[]',
-    'boolean[]',
-    'timestamptz[]',
-    'bigint[]',
-    'bigint[]',
-    'bigint[]',
-    'bigint[]',
-  ],
-  settle_hand_backs: ['bigint[]', 'uuid[]', 'timestamptz[]'],
-}
+/** The decoders' parameter types, in order, as the settle statement casts them. */
+const TYPES: Record<string, readonly string[]> = SETTLE_RECORD_TYPES
 
 /** The decoder's rows as JSON, ids as text (a bigint past 2^53 stays exact). */
 async function decode(fn: string, encoded: unknown[][]): Promise<Record<string, unknown>[]> {
