@@ -27,6 +27,30 @@ export interface Ahead {
   concurrent: boolean
 }
 
+/** The latest claim: what it asked for and what it got. */
+export interface Latest {
+  limit: number
+  defer: string[]
+  got: Claimed
+}
+
+/**
+ * The latest claim after `got` arrives for `plan`: that claim alone, or (`join`) that claim and
+ * the ones received with it taken as one, as if one claim had asked for all of them.
+ */
+export function merged(latest: Latest, plan: Ahead['plan'], got: Claimed, join: boolean): Latest {
+  if (!join) return { ...plan, got }
+  return {
+    limit: latest.limit + plan.limit,
+    defer: [...new Set([...latest.defer, ...plan.defer])],
+    got: {
+      rows: [...latest.got.rows, ...got.rows],
+      cut: latest.got.cut || got.cut,
+      more: latest.got.more || got.more,
+    },
+  }
+}
+
 export function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Claimed {
   const claimed: ClaimedRow[] = []
   let cut = false

@@ -33,7 +33,8 @@ import {
   deadlineFrom,
   observedDurations,
 } from './budget.js'
-import { type Ahead, type Claimed, claimedFrom, tally } from './claimed.js'
+import { type Ahead, type Claimed, claimedFrom, type Latest, merged, tally } from './claimed.js'
+import { NetworkShare, networkOf } from './network.js'
 import { type DrainOptions, type DrainSummary, drainOptionsSchema, type StopReason } from './options.js'
 import { retrying } from './retry.js'
 
@@ -200,8 +201,7 @@ export async function drain(
     ),
   )
   if (learn && firstRows.length > 0) durations.learn(source, firstRows[0]!.durations ?? {})
-  /** The latest claim: what it asked for and what it got. */
-  let latest = { ...opening, got: claimedFrom(firstRows) }
+  let latest: Latest = { ...opening, got: claimedFrom(firstRows) }
   let rows = latest.got.rows
   summary.claimed += rows.length
   let healthy = true
@@ -245,18 +245,18 @@ export async function drain(
    * (the network, the driver, the pool), ms.
    */
   let serverMs = 0
-  let networkMs = 0
+  const network = networkOf(db)
   /** How long the latest batch took to run, ms. */
   let ranMs = 0
   const sendAhead = (next: { limit: number; defer: string[] }): void => {
-    const sent = performance.now()
+    const sent = NetworkShare.send()
     // Claims in flight together may run on the server in either order.
     const concurrent = pending.length > 0
     for (const p of pending) p.concurrent = true
     const claiming = settleThenClaim(next).then((got) => {
       if (got?.serverMs !== undefined) {
         serverMs = got.serverMs
-        networkMs = Math.max(0, performance.now() - sent - got.serverMs)
+        network.record(sent, got.serverMs)
       }
       return got
     })
@@ -267,17 +267,26 @@ export async function drain(
   }
   /**
    * The oldest claim sent ahead, awaited: its jobs, or none when it was lost with its connection
-   * or found nothing. Jobs to run in order that it took while another claim of this drain was in
-   * flight go back (the other may hold their queue's earlier jobs), and from then on the drain
-   * keeps one claim in flight.
+   * or found nothing. Claims that were in flight together may have been filled by the server in
+   * either order, so the jobs of every claim in flight with it are awaited too and returned as one
+   * batch in claim order. Jobs to run in order that such a claim took go back (another claim of
+   * this drain may hold their queue's earlier jobs), and from then on the drain keeps one claim in
+   * flight.
    */
   const receive = async (): Promise<Claimed | undefined> => {
     const head = pending.shift()
     if (!head) return undefined
-    const got = await head.claiming
+    const together = head.concurrent ? [head, ...pending.splice(0)] : [head]
+    let got: Claimed | undefined
+    for (const ahead of together) {
+      const one = await ahead.claiming
+      if (!one) continue
+      summary.claimed += one.rows.length
+      latest = merged(latest, ahead.plan, one, got !== undefined)
+      got = latest.got
+    }
     if (!got) return undefined
-    latest = { ...head.plan, got }
-    summary.claimed += got.rows.length
+    if (together.length > 1) got.rows.sort(byQueueOrder)
     if (!got.rows.some((row) => row.in_order)) return got
     depth = 1
     if (!head.concurrent) return got
@@ -307,7 +316,7 @@ export async function drain(
     // cannot hide. Claims in flight at once over a near database only make the server's work
     // contend (claims skipping each other's locked rows), so there the pipeline stays at one.
     const batchMs = durations.batchMs(rows, config.jobs, concurrency)
-    const want = Math.min(depth, 1 + Math.floor(networkMs / Math.max(1, ranMs + serverMs)))
+    const want = Math.min(depth, 1 + Math.floor(network.ms / Math.max(1, ranMs + serverMs)))
     while (
       pending.length < want &&
       rows.length >= latest.limit &&

@@ -1,0 +1,60 @@
+import { performance } from 'node:perf_hooks'
+import type { Db } from '../db/types.js'
+
+/** A network share below this is a near database's: the drain then keeps one claim in flight. */
+export const NEAR_MS = 5
+/** Round trips timed before the estimate is trusted: until then the drain keeps one claim in flight. */
+export const NETWORK_SAMPLES = 8
+
+/** A statement's send: when, and the event loop's busy time then. */
+export interface Sent {
+  at: number
+  active: number
+}
+
+/**
+ * The network's share of a settle-and-claim statement's round trip: the round trip, less the
+ * statement's time on the server, less the time this process's event loop was busy meanwhile (a
+ * round trip is timed when its promise settles, which waits for the batch's handlers). It is the
+ * smallest of the drain's round trips: a network never answers quicker than its distance, while a
+ * loaded machine only ever adds. Zero until NETWORK_SAMPLES round trips are timed, and below
+ * NEAR_MS. Kept per database client across drains (`networkOf`): a warm function's drains start
+ * from what its earlier drains measured.
+ */
+export class NetworkShare {
+  private least = Number.POSITIVE_INFINITY
+  private samples = 0
+
+  static send(): Sent {
+    return { at: performance.now(), active: performance.eventLoopUtilization().active }
+  }
+
+  /** Times a round trip sent at `sent` that has just come back. */
+  record(sent: Sent, serverMs: number): void {
+    const busy = performance.eventLoopUtilization().active - sent.active
+    this.add(performance.now() - sent.at - serverMs - busy)
+  }
+
+  /** One round trip's network share, ms. */
+  add(shareMs: number): void {
+    this.least = Math.min(this.least, Math.max(0, shareMs))
+    this.samples++
+  }
+
+  get ms(): number {
+    if (this.samples < NETWORK_SAMPLES || this.least < NEAR_MS) return 0
+    return this.least
+  }
+}
+
+const shares = new WeakMap<Db, NetworkShare>()
+
+/** The network share measured over this client's drains so far. */
+export function networkOf(db: Db): NetworkShare {
+  let share = shares.get(db)
+  if (!share) {
+    share = new NetworkShare()
+    shares.set(db, share)
+  }
+  return share
+}
