@@ -145,6 +145,8 @@ export async function drain(
     defer,
     ...(first ? { relay } : {}),
   })
+  /** The network's share of a round trip, measured on this client's settle-and-claim statements. */
+  const network = networkOf(db)
   /** Finished runs not settled yet: they go with the next statement. */
   let unsettled = emptyBatch()
   /** A statement that claimed failed with its connection: it may have committed, its jobs unknown. */
@@ -164,9 +166,11 @@ export async function drain(
     const batch = unsettled
     unsettled = emptyBatch()
     try {
+      const sent = NetworkShare.send()
       const { rows } = await db.query<SettleAndClaimRow>(
         settleAndClaim(t, batch, claimParams(next.limit, next.defer, false)),
       )
+      network.record(sent, rows[0]!.server_ms)
       tally(summary, batch, rows[0]!)
       return { ...claimedFrom(rows), serverMs: rows[0]!.server_ms }
     } catch (error) {
@@ -245,19 +249,14 @@ export async function drain(
    * (the network, the driver, the pool), ms.
    */
   let serverMs = 0
-  const network = networkOf(db)
   /** How long the latest batch took to run, ms. */
   let ranMs = 0
   const sendAhead = (next: { limit: number; defer: string[] }): void => {
-    const sent = NetworkShare.send()
     // Claims in flight together may run on the server in either order.
     const concurrent = pending.length > 0
     for (const p of pending) p.concurrent = true
     const claiming = settleThenClaim(next).then((got) => {
-      if (got?.serverMs !== undefined) {
-        serverMs = got.serverMs
-        network.record(sent, got.serverMs)
-      }
+      if (got?.serverMs !== undefined) serverMs = got.serverMs
       return got
     })
     // It may fail before it is awaited: its error is read then, and must not count as an

@@ -4,7 +4,7 @@ import type { Db } from '../db/types.js'
 /** A network share below this is a near database's: the drain then keeps one claim in flight. */
 export const NEAR_MS = 5
 /** Round trips timed before the estimate is trusted: until then the drain keeps one claim in flight. */
-export const NETWORK_SAMPLES = 8
+export const NETWORK_SAMPLES = 12
 
 /** A statement's send: when, and the event loop's busy time then. */
 export interface Sent {

@@ -2,6 +2,7 @@ import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { createSluice, type Db, defineJob, fromPg, type Sluice } from '../../src/index.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
+import { mostAtOnce, type Span as Timed } from '../helpers/overlap.js'
 
 /**
  * A drain whose handlers are quick next to a round trip keeps several settle-and-claim
@@ -12,10 +13,8 @@ import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 
 const RTT_MS = 25
 
-interface Span {
+interface Span extends Timed {
   kind: string
-  from: number
-  to: number
 }
 
 function slowNetwork(db: Db, spans: Span[]): Db {
@@ -38,21 +37,6 @@ function slowNetwork(db: Db, spans: Span[]): Db {
       }
     },
   }
-}
-
-function mostAtOnce(spans: readonly Span[]): number {
-  const edges = spans.flatMap((s) => [
-    { at: s.from, d: 1 },
-    { at: s.to, d: -1 },
-  ])
-  edges.sort((a, b) => a.at - b.at || a.d - b.d)
-  let now = 0
-  let most = 0
-  for (const e of edges) {
-    now += e.d
-    most = Math.max(most, now)
-  }
-  return most
 }
 
 const ran = new Map<number, number>()

@@ -48,3 +48,25 @@ export async function drainAll(
   )
   return totals.reduce((a, b) => a + b, 0)
 }
+
+/** A statement's time in flight. */
+export interface Span {
+  from: number
+  to: number
+}
+
+/** The most spans in flight at one moment. */
+export function mostAtOnce(spans: readonly Span[]): number {
+  const edges = spans.flatMap((s) => [
+    { at: s.from, d: 1 },
+    { at: s.to, d: -1 },
+  ])
+  edges.sort((a, b) => a.at - b.at || a.d - b.d)
+  let now = 0
+  let most = 0
+  for (const e of edges) {
+    now += e.d
+    most = Math.max(most, now)
+  }
+  return most
+}
