@@ -125,7 +125,8 @@ export function overview(
   FROM rel WHERE relname = 'jobs'
 ), blocks AS (
   -- Each sampled block's rows per queue and state.
-  SELECT queue, (ctid::text::point)[0] AS block,
+  -- (A counted table is one stratum: no block needed, and no ctid read per row.)
+  SELECT queue, CASE WHEN (SELECT large FROM sampling) THEN (ctid::text::point)[0] END AS block,
          count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts)::float8 AS ready,
          count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0)::float8 AS scheduled,
          count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0)::float8 AS retrying,
