@@ -220,17 +220,20 @@ export function overview(
   LATERAL (SELECT
     low.small OR coalesce(e.due_exact, true) AS ready_exact,
     low.small OR coalesce(e.retrying, 0) <= $5 AS retrying_exact,
-    low.small OR (coalesce(e.later_exact, true) AND coalesce(e.retrying, 0) <= $5) AS scheduled_exact) x,
+    low.small OR (coalesce(e.later_exact, true) AND coalesce(e.retrying, 0) <= $5) AS scheduled_exact,
+    -- A lower bound of scheduled: the later jobs counted, less running and retrying, when the
+    -- retrying ones are exact (else nothing is known below).
+    CASE WHEN coalesce(e.retrying, 0) <= $5 THEN low.scheduled_low ELSE 0 END AS scheduled_floor) x,
   LATERAL (SELECT
     CASE WHEN low.small THEN coalesce(s.ready, 0) WHEN x.ready_exact THEN low.ready_low
          ELSE greatest(coalesce(s.ready, 0), low.ready_low) END AS ready,
     CASE WHEN low.small THEN coalesce(s.scheduled, 0) WHEN x.scheduled_exact THEN low.scheduled_low
-         ELSE coalesce(s.scheduled, 0) END AS scheduled,
+         ELSE greatest(coalesce(s.scheduled, 0), x.scheduled_floor) END AS scheduled,
     CASE WHEN low.small THEN coalesce(s.retrying, 0) WHEN x.retrying_exact THEN low.retrying_low
          ELSE greatest(coalesce(s.retrying, 0), low.retrying_low) END AS retrying,
     CASE WHEN x.ready_exact THEN 0 WHEN coalesce(s.ready, 0) <= low.ready_low THEN NULL
          ELSE round(2 * sqrt(s.ready_var)) END AS ready_margin,
-    CASE WHEN x.scheduled_exact THEN 0 WHEN coalesce(s.scheduled, 0) = 0 THEN NULL
+    CASE WHEN x.scheduled_exact THEN 0 WHEN coalesce(s.scheduled, 0) <= x.scheduled_floor THEN NULL
          ELSE round(2 * sqrt(s.scheduled_var)) END AS scheduled_margin,
     CASE WHEN x.retrying_exact THEN 0 WHEN coalesce(s.retrying, 0) <= low.retrying_low THEN NULL
          ELSE round(2 * sqrt(s.retrying_var)) END AS retrying_margin) est
