@@ -322,6 +322,7 @@ CREATE INDEX jobs_last_attempt ON :SLUICE_SCHEMA.jobs USING btree (run_at) WHERE
 CREATE INDEX jobs_leased ON :SLUICE_SCHEMA.jobs USING btree (queue) WHERE (lease_token IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON :SLUICE_SCHEMA.jobs USING btree (id);
 CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id) WHERE (policy IS NULL);
+CREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs USING btree (queue, run_at) WHERE ((attempts > 0) AND (lease_token IS NULL));
 CREATE INDEX jobs_unique_key ON :SLUICE_SCHEMA.jobs USING btree (unique_key) WHERE (unique_key IS NOT NULL);
 CREATE UNIQUE INDEX maintenance_pkey ON :SLUICE_SCHEMA.maintenance USING btree (task);
 CREATE UNIQUE INDEX migrations_pkey ON :SLUICE_SCHEMA.migrations USING btree (version);

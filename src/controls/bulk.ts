@@ -20,6 +20,11 @@ export const jobFilterSchema = z
     name: nameSchema.optional(),
     state: z.enum(BULK_STATES).optional(),
     limit: z.number().int().min(1).max(MAX_BULK_JOBS).optional(),
+    /** Only jobs with a greater id: where a previous call stopped (its largest id). */
+    after: z
+      .string()
+      .regex(/^[0-9]{1,19}$/, 'must be a job id')
+      .optional(),
   })
   .strict()
   .refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
@@ -60,6 +65,7 @@ function parseFilter(filter: unknown, defaultLimit: number): BulkJobFilter {
     name: f.name ?? null,
     state: f.state ?? null,
     limit: f.limit ?? defaultLimit,
+    after: f.after ?? null,
   }
 }
 

@@ -165,5 +165,12 @@ export const migrations: readonly Migration[] = [
       "-- A row of the old form stands for one attempt; a row of the new form has one time per attempt\n-- in each array. NOT VALID: the rows already there are all of the old form, so there is nothing\n-- to check, and skipping the scan keeps this migration instant on a large table.\nALTER TABLE :SLUICE_SCHEMA.job_stats ADD CONSTRAINT job_stats_times_per_job CHECK (\n  CASE WHEN durations IS NULL AND waits IS NULL THEN jobs = 1\n       ELSE coalesce(cardinality(durations) = jobs AND cardinality(waits) = jobs, false)\n            AND duration_ms IS NULL AND wait_ms IS NULL END\n) NOT VALID",
       "-- One row per finished attempt, whichever form it was recorded in: what every percentile reads.\n-- The two unnests in the select list run in step (an element of each per attempt) and cost far\n-- less per row than a lateral function scan; a condition on finished_at is still applied to the\n-- table's scan (BRIN).\nCREATE VIEW :SLUICE_SCHEMA.job_stats_runs AS\nSELECT s.finished_at, s.name, s.queue, s.status,\n       unnest(coalesce(s.durations, ARRAY[s.duration_ms])) AS duration_ms,\n       unnest(coalesce(s.waits, ARRAY[s.wait_ms])) AS wait_ms\nFROM :SLUICE_SCHEMA.job_stats s"
     ]
+  },
+  {
+    "version": 17,
+    "name": "0017_jobs_retrying",
+    "statements": [
+      "-- The jobs waiting for a retry, by queue and due time: the overview counts a queue's retrying\n-- jobs exactly from this index (index-only, capped) however many scheduled jobs share the queue.\n-- A row enters it only when an attempt fails with attempts left (settle clears the lease token);\n-- enqueue (attempts 0), claim (a lease token) and success (the row leaves) add no entry.\nCREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs (queue, run_at) WHERE attempts > 0 AND lease_token IS NULL"
+    ]
   }
 ]

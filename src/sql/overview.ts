@@ -1,5 +1,17 @@
 import type { Statement } from '../db/types.js'
 
+/**
+ * How far an estimated count may be off: the half-width of its interval of about 95 % (two
+ * standard errors of the block sample it is scaled up from); 0 where the count is exact; null where
+ * the sample held too few of the state's rows to bound it, the count then being the exact lower
+ * bound that the capped count found (shown as "at least").
+ */
+export interface OverviewMargins {
+  ready: number | null
+  scheduled: number | null
+  retrying: number | null
+}
+
 /** One queue's depth in the overview. */
 export interface OverviewQueue {
   queue: string
@@ -15,8 +27,10 @@ export interface OverviewQueue {
   blocked: number
   /** How long the oldest ready job has been due, seconds; 0 when nothing is ready (always exact). */
   oldestReadyAgeSeconds: number
-  /** True when ready, scheduled and retrying are scaled up from a sample of the jobs table. */
+  /** True when ready, scheduled or retrying is an estimate (see `margin`). */
   estimated: boolean
+  /** Per state, 0 where exact, else how far the estimate may be off (see OverviewMargins). */
+  margin: OverviewMargins
 }
 
 export interface OverviewMinute {
@@ -53,27 +67,44 @@ export interface Overview {
 }
 
 export interface OverviewLimits {
-  /** Tables of at most this many pages (8 KiB) are counted exactly; larger ones are estimated. */
+  /** Tables of at most this many pages (8 KiB) are counted exactly; larger ones as below. */
   exactPages: number
-  /** About this many pages of a large jobs table are sampled (TABLESAMPLE SYSTEM). */
+  /**
+   * On a larger table, each queue's ready, not-yet-due and retrying jobs are counted exactly from
+   * indexes (index-only scans) while each holds at most this many; a state above it is estimated.
+   */
+  exactRows: number
+  /** About this many pages of a large jobs table are sampled (TABLESAMPLE SYSTEM) for the estimates. */
   samplePages: number
 }
 
 /**
- * 2,000 pages (16 MiB, some 50,000 to 100,000 jobs) count in a few ms; 100 sampled pages give
- * some 5,000 to 7,000 rows, about ±5 % on a state holding a tenth of the jobs.
+ * 2,000 pages (16 MiB, some 50,000 to 100,000 jobs) count in a few ms. Above that, up to 2,000
+ * rows per queue and state are counted from indexes (a few ms for eight queues), and larger
+ * states are scaled up from 400 sampled pages with their error measured on the same sample.
  */
-export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 2_000, samplePages: 100 }
+export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 2_000, exactRows: 2_000, samplePages: 400 }
 
 /**
- * Every figure of the overview in one statement that costs about the same at 1M jobs as at 10.
- * Counting the jobs table's states would scan it, so above `exactPages` they are scaled up from
- * a block sample; the running and blocked figures stay exact (the leased index; blocked jobs
- * are few), and so does the oldest ready plain job: per (queue, priority), from the jobs_ready
- * index, a loose scan over the distinct pairs, one probe each. The oldest ready job of an
- * admission policy is the oldest in the sample on a large table (jobs_admit is ordered by
- * partition, which would take a probe per partition). Throughput reads the last
- * hour of job_stats (BRIN on finished_at); the archive is never read.
+ * Every figure of the overview in one statement, whose cost is bounded whatever the table's size.
+ *
+ * A table of at most `exactPages` is counted. On a larger one, each queue's states are counted
+ * exactly from indexes while they are small: the due and not-yet-due jobs of each (queue,
+ * priority) range of jobs_ready (and of each admission policy on jobs_admit), and the retrying
+ * ones on jobs_retrying, each scan stopping after `exactRows` rows; running (jobs_leased) and
+ * lapsed last attempts (jobs_last_attempt) are few and counted. Scheduled is the not-yet-due
+ * jobs less the running and retrying ones. A state whose count reached the cap is estimated
+ * from a block sample (TABLESAMPLE SYSTEM, each block taken with probability p): the
+ * Horvitz-Thompson sum of the sampled blocks' counts over p, whose variance is estimated from the
+ * same blocks as (1 - p) / p² · Σ y², y the state's rows in a block. That variance grows when a
+ * queue's rows are clustered on few pages (loaded by enqueueMany in chunks), so the stated
+ * margin, two standard errors, widens exactly where a block sample is weakest. An estimate is
+ * never below the exact lower bound the capped scans found.
+ *
+ * The oldest ready plain job per (queue, priority) comes from the jobs_ready index, a loose scan
+ * over the distinct pairs, one probe each; the oldest ready job of an admission policy is the
+ * oldest in the sample on a large table. Throughput reads the last hour of job_stats (BRIN on
+ * finished_at); the archive is never read.
  */
 export function overview(
   t: string,
@@ -87,23 +118,39 @@ export function overview(
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE n.nspname = $2 AND c.relname IN ('jobs', 'dead_letters')
 ), sampling AS (
-  -- The percentage of the jobs table's blocks to read: all of a small table (a sample scan of
+  -- The fraction of the jobs table's blocks to read: all of a small table (a sample scan of
   -- 100 % is a plain scan, and never a parallel one whose workers would cost more than it).
-  SELECT CASE WHEN pages > $3 THEN least(100, 100.0 * $4 / pages)::real ELSE 100 END AS percent
+  SELECT pages > $3 AS large,
+         CASE WHEN pages > $3 THEN least(100, 100.0 * $4 / pages)::real ELSE 100 END AS percent
   FROM rel WHERE relname = 'jobs'
-), counted AS (
-  SELECT queue,
-         round(count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) * 100 / min(s.percent)) AS ready,
-         round(count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0) * 100 / min(s.percent))
-           AS scheduled,
-         round(count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0) * 100 / min(s.percent))
-           AS retrying,
+), blocks AS (
+  -- Each sampled block's rows per queue and state.
+  -- (A counted table is one stratum: no block needed, and no ctid read per row.)
+  SELECT queue, CASE WHEN (SELECT large FROM sampling) THEN (ctid::text::point)[0] END AS block,
+         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts)::float8 AS ready,
+         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0)::float8 AS scheduled,
+         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0)::float8 AS retrying,
          min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts AND policy IS NOT NULL) AS oldest_admitted
-  FROM ${t}.jobs TABLESAMPLE SYSTEM ((SELECT percent FROM sampling)), sampling s
-  GROUP BY queue
+  FROM ${t}.jobs TABLESAMPLE SYSTEM ((SELECT percent FROM sampling))
+  GROUP BY 1, 2
+), sampled AS (
+  -- Horvitz-Thompson: a block taken with probability p stands for 1/p blocks; the variance of
+  -- that sum is estimated by (1 - p) / p² times the sum of the squared block counts.
+  SELECT b.queue, sum(b.ready) / s.p AS ready, sum(b.scheduled) / s.p AS scheduled,
+         sum(b.retrying) / s.p AS retrying,
+         (1 - s.p) / (s.p * s.p) * sum(b.ready * b.ready) AS ready_var,
+         (1 - s.p) / (s.p * s.p) * sum(b.scheduled * b.scheduled) AS scheduled_var,
+         (1 - s.p) / (s.p * s.p) * sum(b.retrying * b.retrying) AS retrying_var,
+         min(b.oldest_admitted) AS oldest_admitted
+  FROM blocks b, (SELECT percent::float8 / 100 AS p FROM sampling) s
+  GROUP BY b.queue, s.p
 ), running AS (
   SELECT queue, count(*)::float8 AS running FROM ${t}.jobs
   WHERE lease_token IS NOT NULL AND run_at > now() GROUP BY queue
+), lapsed AS (
+  -- Last attempts whose lease ran out: due, but with no attempt left (not ready).
+  SELECT queue, count(*)::float8 AS lapsed FROM ${t}.jobs
+  WHERE lease_token IS NOT NULL AND attempts >= max_attempts AND run_at <= now() GROUP BY queue
 ), blocked AS (
   SELECT queue, count(*)::float8 AS blocked FROM ${t}.blocked GROUP BY queue
 ), pairs AS (
@@ -114,6 +161,35 @@ export function overview(
     SELECT j.queue, j.priority FROM ${t}.jobs j
     WHERE j.policy IS NULL AND (j.queue, j.priority) > (p.queue, p.priority)
     ORDER BY j.queue, j.priority LIMIT 1) nxt
+), pair_caps AS (
+  -- A queue's cap shared among its priorities, so a queue costs at most about exactRows rows.
+  SELECT p.queue, p.priority, ceil($5::float8 / count(*) OVER (PARTITION BY p.queue))::int AS cap
+  FROM pairs p WHERE (SELECT large FROM sampling)
+), capped AS (
+  -- Index-only counts of each range, each stopping one row past its cap: a lower bound of the
+  -- range's rows, exact when the cap was not passed. A policy's due and later jobs are one scan.
+  SELECT c.queue, least(x.due, c.cap) AS due, least(x.later, c.cap) AS later,
+         x.due <= c.cap AS due_exact, x.later <= c.cap AS later_exact
+  FROM pair_caps c, LATERAL (SELECT
+    (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.queue = c.queue
+       AND j.priority = c.priority AND j.run_at <= now() LIMIT c.cap + 1) y)::float8 AS due,
+    (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.queue = c.queue
+       AND j.priority = c.priority AND j.run_at > now() LIMIT c.cap + 1) y)::float8 AS later) x
+  UNION ALL
+  SELECT a.queue, x.due, x.later, x.due + x.later <= $5, x.due + x.later <= $5
+  FROM ${t}.policies a, LATERAL (
+    SELECT count(*) FILTER (WHERE y.run_at <= now())::float8 AS due,
+           count(*) FILTER (WHERE y.run_at > now())::float8 AS later
+    FROM (SELECT j.run_at FROM ${t}.jobs j WHERE j.policy = a.name LIMIT $5 + 1) y) x
+  WHERE (SELECT large FROM sampling)
+), exact AS (
+  -- Per queue: the sums, each a lower bound of its state, exact when no range passed its cap;
+  -- the retrying jobs from their own index, capped alike.
+  SELECT c.queue, sum(c.due) AS due, sum(c.later) AS later, bool_and(c.due_exact) AS due_exact,
+         bool_and(c.later_exact) AS later_exact,
+         (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.attempts > 0 AND j.lease_token IS NULL
+            AND j.queue = c.queue AND j.run_at > now() LIMIT $5 + 1) y)::float8 AS retrying
+  FROM capped c GROUP BY c.queue
 ), oldest AS (
   SELECT p.queue, min((
     SELECT j.run_at FROM ${t}.jobs j
@@ -123,7 +199,44 @@ export function overview(
   FROM pairs p GROUP BY p.queue
 ), names AS (
   SELECT unnest($1::text[]) AS queue UNION SELECT name FROM ${t}.queues UNION SELECT queue FROM oldest
-  UNION SELECT queue FROM blocked UNION SELECT queue FROM counted
+  UNION SELECT queue FROM blocked UNION SELECT queue FROM sampled UNION SELECT queue FROM exact
+  UNION SELECT queue FROM running
+), depth AS (
+  -- Each state: exact on a small table or below its cap; else the estimate, never below the
+  -- exact lower bound, with its margin (null where the sample saw too little of it to bound it).
+  SELECT n.queue, coalesce(r.running, 0) AS running, coalesce(b.blocked, 0) AS blocked,
+         coalesce(greatest(extract(epoch FROM now() - least(o.oldest_ready, s.oldest_admitted)), 0), 0)::float8
+           AS oldest,
+         x.*, est.*
+  FROM names n
+  LEFT JOIN sampled s ON s.queue = n.queue LEFT JOIN exact e ON e.queue = n.queue
+  LEFT JOIN running r ON r.queue = n.queue LEFT JOIN lapsed l ON l.queue = n.queue
+  LEFT JOIN blocked b ON b.queue = n.queue LEFT JOIN oldest o ON o.queue = n.queue,
+  LATERAL (SELECT NOT (SELECT large FROM sampling) AS small,
+                  greatest(coalesce(e.due, 0) - coalesce(l.lapsed, 0), 0) AS ready_low,
+                  coalesce(e.retrying, 0) AS retrying_low,
+                  greatest(coalesce(e.later, 0) - coalesce(r.running, 0) - coalesce(e.retrying, 0), 0)
+                    AS scheduled_low) low,
+  LATERAL (SELECT
+    low.small OR coalesce(e.due_exact, true) AS ready_exact,
+    low.small OR coalesce(e.retrying, 0) <= $5 AS retrying_exact,
+    low.small OR (coalesce(e.later_exact, true) AND coalesce(e.retrying, 0) <= $5) AS scheduled_exact,
+    -- A lower bound of scheduled: the later jobs counted, less running and retrying, when the
+    -- retrying ones are exact (else nothing is known below).
+    CASE WHEN coalesce(e.retrying, 0) <= $5 THEN low.scheduled_low ELSE 0 END AS scheduled_floor) x,
+  LATERAL (SELECT
+    CASE WHEN low.small THEN coalesce(s.ready, 0) WHEN x.ready_exact THEN low.ready_low
+         ELSE greatest(coalesce(s.ready, 0), low.ready_low) END AS ready,
+    CASE WHEN low.small THEN coalesce(s.scheduled, 0) WHEN x.scheduled_exact THEN low.scheduled_low
+         ELSE greatest(coalesce(s.scheduled, 0), x.scheduled_floor) END AS scheduled,
+    CASE WHEN low.small THEN coalesce(s.retrying, 0) WHEN x.retrying_exact THEN low.retrying_low
+         ELSE greatest(coalesce(s.retrying, 0), low.retrying_low) END AS retrying,
+    CASE WHEN x.ready_exact THEN 0 WHEN coalesce(s.ready, 0) <= low.ready_low THEN NULL
+         ELSE round(2 * sqrt(s.ready_var)) END AS ready_margin,
+    CASE WHEN x.scheduled_exact THEN 0 WHEN coalesce(s.scheduled, 0) <= x.scheduled_floor THEN NULL
+         ELSE round(2 * sqrt(s.scheduled_var)) END AS scheduled_margin,
+    CASE WHEN x.retrying_exact THEN 0 WHEN coalesce(s.retrying, 0) <= low.retrying_low THEN NULL
+         ELSE round(2 * sqrt(s.retrying_var)) END AS retrying_margin) est
 ), minutes AS (
   SELECT m FROM generate_series(date_bin('1 minute', now(), '2000-01-01'::timestamptz) - interval '59 minutes',
                                 date_bin('1 minute', now(), '2000-01-01'::timestamptz), interval '1 minute') m
@@ -141,13 +254,12 @@ export function overview(
 )
 SELECT to_json(now()) #>> '{}' AS now,
   (SELECT coalesce(json_agg(json_build_object(
-      'queue', n.queue, 'ready', coalesce(c.ready, 0), 'scheduled', coalesce(c.scheduled, 0),
-      'retrying', coalesce(c.retrying, 0), 'running', coalesce(r.running, 0), 'blocked', coalesce(b.blocked, 0),
-      'oldestReadyAgeSeconds',
-        coalesce(greatest(extract(epoch FROM now() - least(o.oldest_ready, c.oldest_admitted)), 0), 0)::float8,
-      'estimated', (SELECT pages > $3 FROM rel WHERE relname = 'jobs')) ORDER BY n.queue), '[]'::json)
-   FROM names n LEFT JOIN counted c ON c.queue = n.queue LEFT JOIN running r ON r.queue = n.queue
-   LEFT JOIN blocked b ON b.queue = n.queue LEFT JOIN oldest o ON o.queue = n.queue) AS queues,
+      'queue', d.queue, 'ready', round(d.ready), 'scheduled', round(d.scheduled), 'retrying', round(d.retrying),
+      'running', d.running, 'blocked', d.blocked, 'oldestReadyAgeSeconds', d.oldest,
+      'estimated', NOT (d.ready_exact AND d.scheduled_exact AND d.retrying_exact),
+      'margin', json_build_object('ready', d.ready_margin, 'scheduled', d.scheduled_margin,
+                                  'retrying', d.retrying_margin)) ORDER BY d.queue), '[]'::json)
+   FROM depth d) AS queues,
   (SELECT json_agg(json_build_object(
       'minute', to_char(m.m AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:00"Z"'),
       'completed', coalesce(f.completed, 0), 'failed', coalesce(f.failed, 0)) ORDER BY m.m)
@@ -168,6 +280,6 @@ SELECT to_json(now()) #>> '{}' AS now,
       'ageSeconds', extract(epoch FROM now() - i.started_at)::float8, 'jobsDone', i.jobs_done)
       ORDER BY i.started_at, i.id), '[]'::json)
    FROM ${t}.invocations i WHERE i.expires_at > now()) AS drains`,
-    values: [knownQueues, schema, limits.exactPages, limits.samplePages],
+    values: [knownQueues, schema, limits.exactPages, limits.samplePages, limits.exactRows],
   }
 }

@@ -100,6 +100,8 @@ describe('retryJobs and cancelJobs by filter', () => {
     await t.sluice.drain({ queues: ['mail'] })
     const fresh = await t.sluice.enqueue(mail, { n: 5 }, { delay: 3_600_000 })
 
+    // `after` goes on where a previous chunk stopped: ids above it only.
+    expect(await t.sluice.retryJobs({ queue: 'mail', after: failedA.id! })).toEqual([failedB.id])
     expect(await t.sluice.retryJobs({ queue: 'mail' })).toEqual([failedA.id, failedB.id])
     const due = await t.sql<{ id: string }>(
       `SELECT id::text FROM $schema.jobs WHERE run_at <= now() AND attempts = 1 ORDER BY id`,
@@ -122,6 +124,7 @@ describe('retryJobs and cancelJobs by filter', () => {
     await expect(t.sluice.cancelJobs({ queue: 'mail', limit: 10_001 })).rejects.toBeInstanceOf(
       ValidationError,
     )
+    await expect(t.sluice.cancelJobs({ queue: 'mail', after: '-1' })).rejects.toBeInstanceOf(ValidationError)
     expect(t.statements.count).toBe(0)
   })
 })

@@ -150,6 +150,71 @@ describe('dashboard actions', () => {
     expect(await browser.page('/dashboard/queues')).toContain('3 waiting jobs purged from queue default.')
   })
 
+  test('purge does what its confirmation counted: 40,000 jobs in one click, and the flash says so', async () => {
+    const count = async () =>
+      (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'default'`))[0]!
+        .n
+    const load = async (n: number) => {
+      for (let from = 0; from < n; from += 5_000)
+        await t.sluice.enqueueMany(
+          greet,
+          Array.from({ length: 5_000 }, (_, i) => ({ to: `${from + i}` })),
+        )
+    }
+    await load(40_000)
+    // A budget no test machine reaches: every chunk runs.
+    const patient = new Browser(appFor(t, { dashboard: { actionBudgetMs: 600_000 } }))
+    patient.cookies.set('sluice_session', browser.cookies.get('sluice_session')!)
+    const purge = (as: Browser, confirm?: 'yes') =>
+      as.post('/dashboard/queues/default/purge', {
+        _csrf: csrf,
+        back: '/dashboard/queues',
+        ...(confirm ? { confirm } : {}),
+      })
+    expect(await (await purge(patient)).text()).toContain('Purge 40,000 jobs</button>')
+    expect((await purge(patient, 'yes')).status).toBe(303)
+    expect(await count()).toBe(0)
+    const flash = await patient.page('/dashboard/queues')
+    expect(flash).toContain('40,000 waiting jobs purged from queue default.')
+    expect(flash).not.toContain('More remain')
+
+    // With no time to spare, one chunk runs (10,000 jobs, one statement) and the flash says more remain.
+    await load(15_000)
+    const hurried = new Browser(appFor(t, { dashboard: { actionBudgetMs: 0 } }))
+    hurried.cookies.set('sluice_session', browser.cookies.get('sluice_session')!)
+    await purge(hurried, 'yes')
+    expect(await count()).toBe(5_000)
+    expect(await hurried.page('/dashboard/queues')).toContain(
+      '10,000 waiting jobs purged from queue default. More remain: the time for one request ran out; purge again to go on.',
+    )
+  }, 300_000)
+
+  test('bulk cancel and dead-letter discard by filter take every match, chunk after chunk', async () => {
+    await t.sluice.enqueueMany(
+      greet,
+      Array.from({ length: 12_500 }, (_, i) => ({ to: `${i}` })),
+      { delay: 3_600_000 },
+    )
+    await browser.post('/dashboard/jobs/bulk-cancel', {
+      _csrf: csrf,
+      queue: 'default',
+      back: '/dashboard/jobs',
+    })
+    expect((await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs'))[0]!.n).toBe(0)
+    expect(await browser.page('/dashboard/jobs')).toContain('12,500 jobs cancelled.')
+    await t.sql(
+      `INSERT INTO $schema.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, failed_at)
+       SELECT i, 'doomed', 'doomed', '{}', 16384, 1, 1, now(), now() FROM generate_series(1, 10500) i`,
+    )
+    await browser.post('/dashboard/dead-letters/discard', {
+      _csrf: csrf,
+      queue: 'doomed',
+      back: '/dashboard/dead-letters',
+    })
+    expect(await deadCount()).toBe(0)
+    expect(await browser.page('/dashboard/dead-letters')).toContain('10,500 dead letters discarded.')
+  }, 300_000)
+
   test('bulk retry and cancel act on the current filter; an empty filter is a 400 and changes nothing', async () => {
     const jobs = await Promise.all(
       ['a', 'b'].map((to) => t.sluice.enqueue(greet, { to }, { delay: 3_600_000 })),
@@ -197,6 +262,44 @@ describe('dashboard actions', () => {
       partition: 'nope',
     })
     expect(res.status).toBe(303)
+  })
+
+  test('every listed partition key can be paused, resumed and capped from its row', async () => {
+    const keys = ['', '.', '..', '/', '%', 'a/b', 'ünï cödé ✓']
+    for (const account of keys) await t.sluice.enqueue(send, { account })
+    const state = async (key: string) =>
+      (await t.sluice.inspect.partitions('send')).find((p) => p.partition === key)
+    const page = await browser.page('/dashboard/policies/send')
+    for (const [i, partition] of keys.entries()) {
+      // The row's forms carry the key as a field: pause (or resume) and the cap.
+      const fields = page.split(`<input type="hidden" name="partition" value="${partition}">`).length - 1
+      expect(fields, JSON.stringify(partition)).toBe(2)
+      const paused = await browser.post('/dashboard/policies/send/pause-partition', {
+        _csrf: csrf,
+        partition,
+      })
+      expect(paused.status).toBe(303)
+      expect(await state(partition)).toMatchObject({ paused: true, capOverride: null })
+      await browser.post('/dashboard/policies/send/cap-partition', { _csrf: csrf, partition, cap: String(i) })
+      expect(await state(partition)).toMatchObject({ paused: true, capOverride: i })
+      // The neighbours are untouched.
+      for (const other of keys.slice(i + 1))
+        expect(await state(other)).toMatchObject({ paused: false, capOverride: null })
+    }
+    expect(await browser.page('/dashboard/policies/send')).toContain('runs at most 6 at a time.')
+    for (const partition of keys) {
+      await browser.post('/dashboard/policies/send/resume-partition', { _csrf: csrf, partition })
+      await browser.post('/dashboard/policies/send/cap-partition', { _csrf: csrf, partition, cap: '' })
+      expect(await state(partition)).toMatchObject({ paused: false, capOverride: null })
+    }
+    // A cap that is not a whole number is refused and changes nothing.
+    const bad = await browser.post('/dashboard/policies/send/cap-partition', {
+      _csrf: csrf,
+      partition: '.',
+      cap: '1.5',
+    })
+    expect(bad.status).toBe(400)
+    expect(await state('.')).toMatchObject({ capOverride: null })
   })
 
   test('read-only: no action button is rendered and every action answers 403 and changes nothing', async () => {

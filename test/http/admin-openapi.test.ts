@@ -166,6 +166,9 @@ describe('the OpenAPI document and the admin API it describes', () => {
         'GET /api/v1/batches/{id}',
         'GET /api/v1/policies',
         'GET /api/v1/policies/{policy}/partitions',
+        'POST /api/v1/policies/{policy}/partitions/pause',
+        'POST /api/v1/policies/{policy}/partitions/resume',
+        'PUT /api/v1/policies/{policy}/partitions/cap',
         'POST /api/v1/policies/{policy}/partitions/{partition}/pause',
         'POST /api/v1/policies/{policy}/partitions/{partition}/resume',
         'PUT /api/v1/policies/{policy}/partitions/{partition}/cap',
@@ -237,7 +240,7 @@ describe('the OpenAPI document and the admin API it describes', () => {
     const readOnly = appFor(t, { admin: { readOnly: true } })
     const admin = operations(doc).filter((op) => op.path.startsWith('/api/v1/'))
     const mutations = admin.filter((op) => op.spec['x-mutation'] === true)
-    expect(mutations).toHaveLength(14)
+    expect(mutations).toHaveLength(17)
     const seeded = []
     for (const op of mutations) seeded.push(await paramsFor(op))
     const before = await state()

@@ -190,6 +190,55 @@ describe('the admin API', () => {
     expect((await post('/api/v1/policies/send/partitions/nope/pause')).status).toBe(404)
   })
 
+  test('every listed partition key is addressable: pause, resume and cap with the key in the body', async () => {
+    const keys = ['', '.', '..', '/', '%', 'a/b', '%2F', 'ünï cödé ✓']
+    for (const account of keys) await t.sluice.enqueue(send, { account })
+    const listed = async () =>
+      Object.fromEntries(
+        (
+          (await get('/api/v1/policies/send/partitions')).body.partitions as {
+            partition: string
+            paused: boolean
+            capOverride: number | null
+          }[]
+        ).map((p) => [p.partition, p]),
+      )
+    expect(Object.keys(await listed())).toEqual(expect.arrayContaining(keys))
+    for (const [i, partition] of keys.entries()) {
+      expect((await post('/api/v1/policies/send/partitions/pause', { partition })).status).toBe(200)
+      expect((await send_('PUT', '/api/v1/policies/send/partitions/cap', { partition, cap: i })).status).toBe(
+        200,
+      )
+      // Only this key changed: the others keep their state.
+      const after = await listed()
+      for (const [j, key] of keys.entries())
+        expect(after[key]).toMatchObject(
+          j <= i ? { paused: true, capOverride: j } : { paused: false, capOverride: null },
+        )
+    }
+    for (const partition of keys) {
+      expect((await post('/api/v1/policies/send/partitions/resume', { partition })).status).toBe(200)
+      expect(
+        (await send_('PUT', '/api/v1/policies/send/partitions/cap', { partition, cap: null })).status,
+      ).toBe(200)
+      expect((await listed())[partition]).toMatchObject({ paused: false, capOverride: null })
+    }
+    // A key never enqueued into is 404; a body without the key, or with another field, 400.
+    expect((await post('/api/v1/policies/send/partitions/pause', { partition: 'nope' })).status).toBe(404)
+    expect((await post('/api/v1/policies/send/partitions/pause', {})).status).toBe(400)
+    expect((await post('/api/v1/policies/send/partitions/pause', { partition: 'acme', x: 1 })).status).toBe(
+      400,
+    )
+    expect((await send_('PUT', '/api/v1/policies/send/partitions/cap', { partition: '' })).status).toBe(400)
+    // The path form still serves keys that are a path segment, percent-encoded ones included.
+    expect((await post(`/api/v1/policies/send/partitions/${encodeURIComponent('%')}/pause`)).status).toBe(200)
+    expect((await listed())['%']).toMatchObject({ paused: true })
+    expect(
+      (await post(`/api/v1/policies/send/partitions/${encodeURIComponent('ünï cödé ✓')}/pause`)).status,
+    ).toBe(200)
+    expect((await listed())['ünï cödé ✓']).toMatchObject({ paused: true })
+  })
+
   test('bad input answers 400 in the standard error body and changes nothing', async () => {
     const id = (await t.sluice.enqueue(greet, { to: 'x' }, { delay: 3_600_000 })).id!
     await t.sluice.enqueue(send, { account: 'acme' })

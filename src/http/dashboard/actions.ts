@@ -5,8 +5,9 @@
  */
 import type { Context } from 'hono'
 import * as z from 'zod'
-import { BULK_STATES } from '../../controls/bulk.js'
+import { BULK_STATES, MAX_BULK_JOBS } from '../../controls/bulk.js'
 import type { Sluice } from '../../sluice.js'
+import { chunkedMessage, inChunks, lastId } from './chunks.js'
 import { optionalText, parseForm } from './form.js'
 import { type Html, html, plural } from './html.js'
 import type { View } from './view.js'
@@ -25,8 +26,16 @@ export interface ActionResult {
 
 export interface Action {
   route: string
-  run(sluice: Sluice, c: Context, form: Record<string, string>): Promise<ActionResult>
+  run(
+    sluice: Sluice,
+    c: Context,
+    form: Record<string, string>,
+    limits: { budgetMs: number },
+  ): Promise<ActionResult>
 }
+
+/** Rows per chunk of an action over many: one statement each (the most one call takes). */
+const CHUNK = MAX_BULK_JOBS
 
 const param = (c: Context, name: string): string => c.req.param(name) ?? ''
 
@@ -38,6 +47,20 @@ const deadLetterForm = z
 
 const partitionForm = z.object({ partition: z.string().max(512) })
 
+/** A partition's cap override: a whole number, or empty to clear it. */
+const partitionCapForm = partitionForm.extend({
+  cap: z.preprocess(
+    (v) =>
+      v === '' || v === undefined ? null : typeof v === 'string' && /^[0-9]{1,7}$/.test(v) ? Number(v) : v,
+    z
+      .number({ message: 'must be a whole number, or empty to clear the override' })
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .nullable(),
+  ),
+})
+
 const bulkForm = z.object({
   queue: optionalText,
   name: optionalText,
@@ -48,6 +71,11 @@ const filterOf = (f: z.output<typeof bulkForm>) => ({
   ...(f.queue ? { queue: f.queue } : {}),
   ...(f.name ? { name: f.name } : {}),
   ...(f.state ? { state: f.state } : {}),
+})
+
+const letterFilter = (f: z.output<typeof deadLetterForm>) => ({
+  ...(f.queue ? { queue: f.queue } : {}),
+  ...(f.name ? { name: f.name } : {}),
 })
 
 const confirmForm = z.object({ confirm: z.literal('yes').optional() })
@@ -94,11 +122,11 @@ export const ACTIONS: readonly Action[] = [
   },
   {
     route: '/queues/:name/purge',
-    async run(sluice, c, form) {
+    async run(sluice, c, form, { budgetMs }) {
       const queue = param(c, 'name')
       if (parseForm(confirmForm, form).confirm === 'yes') {
-        const purged = await sluice.purgeQueue(queue)
-        return { message: `${plural(purged, 'waiting job')} purged from queue ${queue}.` }
+        const purged = await inChunks(CHUNK, budgetMs, (limit) => sluice.purgeQueue(queue, { limit }))
+        return { message: chunkedMessage(purged, 'waiting job', `purged from queue ${queue}`, 'purge again') }
       }
       const depth = (await sluice.inspect.queues()).find((q) => q.queue === queue)
       const waiting = depth ? depth.ready + depth.delayed + depth.blocked : 0
@@ -114,16 +142,27 @@ export const ACTIONS: readonly Action[] = [
   },
   {
     route: '/jobs/bulk-retry',
-    async run(sluice, _c, form) {
-      const ids = await sluice.retryJobs(filterOf(parseForm(bulkForm, form)))
-      return { message: `${plural(ids.length, 'job')} made due now (up to 1,000 at a time).` }
+    async run(sluice, _c, form, { budgetMs }) {
+      const filter = filterOf(parseForm(bulkForm, form))
+      let after: string | undefined
+      const done = await inChunks(CHUNK, budgetMs, async (limit) => {
+        const ids = await sluice.retryJobs({ ...filter, limit, ...(after ? { after } : {}) })
+        after = lastId(ids) ?? after
+        return ids.length
+      })
+      return { message: chunkedMessage(done, 'job', 'made due now', 'retry again') }
     },
   },
   {
     route: '/jobs/bulk-cancel',
-    async run(sluice, _c, form) {
-      const ids = await sluice.cancelJobs(filterOf(parseForm(bulkForm, form)))
-      return { message: `${plural(ids.length, 'job')} cancelled (up to 1,000 at a time).` }
+    async run(sluice, _c, form, { budgetMs }) {
+      const filter = filterOf(parseForm(bulkForm, form))
+      const done = await inChunks(
+        CHUNK,
+        budgetMs,
+        async (limit) => (await sluice.cancelJobs({ ...filter, limit })).length,
+      )
+      return { message: chunkedMessage(done, 'job', 'cancelled', 'cancel again') }
     },
   },
   {
@@ -139,22 +178,36 @@ export const ACTIONS: readonly Action[] = [
   },
   {
     route: '/dead-letters/retry',
-    async run(sluice, _c, form) {
+    async run(sluice, _c, form, { budgetMs }) {
       const f = parseForm(deadLetterForm, form)
-      const ids = await sluice.deadLetters.retry(
-        f.ids ? f.ids : { ...(f.queue ? { queue: f.queue } : {}), ...(f.name ? { name: f.name } : {}) },
+      if (f.ids) {
+        const ids = await sluice.deadLetters.retry(f.ids)
+        return { message: `${plural(ids.length, 'dead letter')} put back in their queue.` }
+      }
+      // By filter: chunks until one comes back short. A dead letter that stays (its key held)
+      // shortens its chunk, so the loop never takes the same one twice.
+      const done = await inChunks(
+        CHUNK,
+        budgetMs,
+        async (limit) => (await sluice.deadLetters.retry({ ...letterFilter(f), limit })).length,
       )
-      return { message: `${plural(ids.length, 'dead letter')} put back in their queue.` }
+      return { message: chunkedMessage(done, 'dead letter', 'put back in their queue', 'retry again') }
     },
   },
   {
     route: '/dead-letters/discard',
-    async run(sluice, _c, form) {
+    async run(sluice, _c, form, { budgetMs }) {
       const f = parseForm(deadLetterForm, form)
-      const ids = await sluice.deadLetters.discard(
-        f.ids ? f.ids : { ...(f.queue ? { queue: f.queue } : {}), ...(f.name ? { name: f.name } : {}) },
+      if (f.ids)
+        return {
+          message: `${plural((await sluice.deadLetters.discard(f.ids)).length, 'dead letter')} discarded.`,
+        }
+      const done = await inChunks(
+        CHUNK,
+        budgetMs,
+        async (limit) => (await sluice.deadLetters.discard({ ...letterFilter(f), limit })).length,
       )
-      return { message: `${plural(ids.length, 'dead letter')} discarded.` }
+      return { message: chunkedMessage(done, 'dead letter', 'discarded', 'discard again') }
     },
   },
   {
@@ -171,6 +224,19 @@ export const ACTIONS: readonly Action[] = [
       const { partition } = parseForm(partitionForm, form)
       await sluice.resumePartition(param(c, 'name'), partition)
       return { message: `Partition ${JSON.stringify(partition)} of ${param(c, 'name')} is resumed.` }
+    },
+  },
+  {
+    route: '/policies/:name/cap-partition',
+    async run(sluice, c, form) {
+      const { partition, cap } = parseForm(partitionCapForm, form)
+      await sluice.setPartitionCap(param(c, 'name'), partition, cap)
+      return {
+        message:
+          cap === null
+            ? `Partition ${JSON.stringify(partition)} of ${param(c, 'name')} has no cap override.`
+            : `Partition ${JSON.stringify(partition)} of ${param(c, 'name')} runs at most ${cap} at a time.`,
+      }
     },
   },
 ]

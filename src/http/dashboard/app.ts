@@ -249,7 +249,7 @@ function dashboardApp(
       const base = c.get('base')
       const back = sameDashboard(base, form.back)
       try {
-        const result = await a.run(sluice, c, form)
+        const result = await a.run(sluice, c, form, { budgetMs: options.actionBudgetMs })
         if (result.confirm) {
           const view = await viewOf(c, s)
           const { title, body } = result.confirm(view)

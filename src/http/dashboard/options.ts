@@ -20,6 +20,12 @@ export interface DashboardOptions {
    * table has dead rows): past `xminAge` transactions (default 10,000) or `heldMs` open (default 60 s).
    */
   horizonWarning?: { xminAge?: number; heldMs?: number }
+  /**
+   * How long one action over many rows (purge, bulk retry and cancel, dead letters by filter) may
+   * keep taking chunks of them before it answers, ms (default 10,000; at least one chunk runs).
+   * Keep it under the platform's request timeout.
+   */
+  actionBudgetMs?: number
 }
 
 export interface ResolvedDashboardOptions {
@@ -28,6 +34,7 @@ export interface ResolvedDashboardOptions {
   authorize: DashboardOptions['authorize']
   defaultRefreshSeconds: 0 | 2 | 5 | 15
   horizonWarning: { xminAge?: number; heldMs?: number }
+  actionBudgetMs: number
 }
 
 const RESERVED = ['/api', '/jobs', '/events', '/drain', '/maintain', '/health', '/metrics', '/openapi.json']
@@ -53,6 +60,7 @@ const objectSchema = z
       })
       .strict()
       .optional(),
+    actionBudgetMs: z.number().int().min(0).max(600_000).optional(),
   })
   .strict()
 
@@ -79,5 +87,6 @@ export function resolveDashboardOptions(
     authorize: option.authorize,
     defaultRefreshSeconds: option.defaultRefreshSeconds ?? 0,
     horizonWarning: option.horizonWarning ?? {},
+    actionBudgetMs: option.actionBudgetMs ?? 10_000,
   }
 }

@@ -4,6 +4,17 @@ import { type Operation, operation } from '../operation.js'
 import * as s from '../schemas.js'
 import { ADMIN, done, mutationRefused, notFound, ok, refused } from './common.js'
 
+/** What every partition action declares: a mutation of the admission tag, 404 for an unknown partition. */
+const partitionAction = {
+  tags: ['admission'],
+  mutation: true,
+  security: ADMIN,
+  responses: { ...done, ...mutationRefused, ...notFound },
+}
+
+const BY_BODY =
+  'The partition key travels in the body, so that every key ("", ".", "..", "a/b") is addressable.'
+
 export function policyOperations(sluice: Sluice): Operation[] {
   const { inspect } = sluice
   return [
@@ -35,35 +46,66 @@ export function policyOperations(sluice: Sluice): Operation[] {
         return { status: 200, body: { partitions } }
       },
     }),
-    ...(['pause', 'resume'] as const).map((verb) =>
-      operation({
-        method: 'post',
-        path: `/policies/:policy/partitions/:partition/${verb}`,
-        summary:
-          verb === 'pause' ? 'Pause a partition: nothing of it is admitted' : "Lift a partition's pause",
-        tags: ['admission'],
-        mutation: true,
-        security: ADMIN,
-        params: s.partitionParams,
-        responses: { ...done, ...mutationRefused, ...notFound },
-        async handle({ params }) {
-          if (verb === 'pause') await sluice.pausePartition(params.policy, params.partition)
-          else await sluice.resumePartition(params.policy, params.partition)
-          return ok
-        },
-      }),
-    ),
+    ...(['pause', 'resume'] as const).flatMap((verb) => {
+      const summary =
+        verb === 'pause' ? 'Pause a partition: nothing of it is admitted' : "Lift a partition's pause"
+      const act = (policy: string, partition: string) =>
+        verb === 'pause'
+          ? sluice.pausePartition(policy, partition)
+          : sluice.resumePartition(policy, partition)
+      return [
+        operation({
+          method: 'post',
+          path: `/policies/:policy/partitions/${verb}`,
+          summary,
+          description: BY_BODY,
+          ...partitionAction,
+          params: s.policyParams,
+          body: s.partitionBody,
+          bodyExample: { partition: 'a' },
+          async handle({ params, body }) {
+            await act(params.policy, body.partition)
+            return ok
+          },
+        }),
+        operation({
+          method: 'post',
+          path: `/policies/:policy/partitions/:partition/${verb}`,
+          summary: `${summary} (the key as a path segment)`,
+          description: `A key that is not a path segment ("", ".", "..", or one with "/") goes in the body of POST /policies/{policy}/partitions/${verb}.`,
+          ...partitionAction,
+          params: s.partitionParams,
+          async handle({ params }) {
+            await act(params.policy, params.partition)
+            return ok
+          },
+        }),
+      ]
+    }),
+    operation({
+      method: 'put',
+      path: '/policies/:policy/partitions/cap',
+      summary: "Override a partition's cap on running jobs (null clears it)",
+      description: BY_BODY,
+      ...partitionAction,
+      params: s.policyParams,
+      body: s.partitionCapBody,
+      bodyExample: { partition: 'a', cap: 2 },
+      async handle({ params, body }) {
+        await sluice.setPartitionCap(params.policy, body.partition, body.cap)
+        return ok
+      },
+    }),
     operation({
       method: 'put',
       path: '/policies/:policy/partitions/:partition/cap',
-      summary: "Override a partition's cap on running jobs (null clears it)",
-      tags: ['admission'],
-      mutation: true,
-      security: ADMIN,
+      summary: "Override a partition's cap on running jobs (the key as a path segment)",
+      description:
+        'A key that is not a path segment ("", ".", "..", or one with "/") goes in the body of PUT /policies/{policy}/partitions/cap.',
+      ...partitionAction,
       params: s.partitionParams,
       body: s.capBody,
       bodyExample: { cap: 2 },
-      responses: { ...done, ...mutationRefused, ...notFound },
       async handle({ params, body }) {
         await sluice.setPartitionCap(params.policy, params.partition, body.cap)
         return ok

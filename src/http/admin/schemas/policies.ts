@@ -11,6 +11,20 @@ export const partitionsQuery = z.object({ limit: limitSchema(1000, 100), offset:
 
 export const capBody = z.object({ cap: partitionCapSchema }).strict()
 
+/**
+ * A partition named in the body: every key can be sent this way, including those a path segment
+ * cannot carry ("", ".", "..", keys with "/").
+ */
+export const partitionBody = z
+  .object({
+    partition: partitionKeySchema.meta({ description: 'The partition key, any string ("" included)' }),
+  })
+  .strict()
+
+export const partitionCapBody = z
+  .object({ partition: partitionBody.shape.partition, cap: partitionCapSchema })
+  .strict()
+
 export const policyRow = z.object({
   name: z.string(),
   queue: z.string(),

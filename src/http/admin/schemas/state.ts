@@ -40,8 +40,18 @@ export const overviewResponse = z.object({
       blocked: z.number(),
       oldestReadyAgeSeconds: z.number(),
       estimated: z.boolean().meta({
-        description: 'ready, scheduled and retrying are scaled up from a sample of a large jobs table',
+        description: 'ready, scheduled or retrying is estimated from a sample of a large jobs table',
       }),
+      margin: z
+        .object({
+          ready: z.number().nullable(),
+          scheduled: z.number().nullable(),
+          retrying: z.number().nullable(),
+        })
+        .meta({
+          description:
+            'Per state: 0 where the count is exact; else the half-width of its ~95 % interval (two standard errors of the sample); null where the sample could not bound it, the count then being an exact lower bound',
+        }),
     }),
   ),
   throughput: z.array(z.object({ minute: z.string(), completed: z.number(), failed: z.number() })),

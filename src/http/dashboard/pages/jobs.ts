@@ -91,7 +91,7 @@ export const jobsPage: Page = {
     const bulk = timed
       ? html`<p class="muted">Clear the time filter to retry or cancel these jobs in bulk.</p>`
       : Object.keys(fields).length > 0 && bulkState && !view.readOnly
-        ? html`<div class="actions bulk"><span>Every job matching this filter (up to 1,000 at a time; running jobs and jobs in a batch stay):</span>${action(view, '/jobs/bulk-retry', 'bulk-retry', 'Retry failed now', { fields })}${action(view, '/jobs/bulk-cancel', 'bulk-cancel', 'Cancel all', { fields, danger: true })}</div>`
+        ? html`<div class="actions bulk"><span>Every job matching this filter (running jobs and jobs in a batch stay):</span>${action(view, '/jobs/bulk-retry', 'bulk-retry', 'Retry failed now', { fields })}${action(view, '/jobs/bulk-cancel', 'bulk-cancel', 'Cancel all', { fields, danger: true })}</div>`
         : EMPTY
     const body = html`${filter}${bulk}
 ${table(

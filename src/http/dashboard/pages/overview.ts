@@ -1,8 +1,12 @@
 import { duration, EMPTY, type Html, html, jsonData, number, section, table, time } from '../html.js'
 import type { Page } from './types.js'
 
-/** "~1,200" where a count is scaled up from a sample of a large table. */
+/** "~1,200" where a count is estimated from a sample of a large table. */
 const count = (n: number, estimated: boolean): string => `${estimated ? '~' : ''}${number(n)}`
+
+/** A state's count: exact, "~41,200 ±3,100" (the estimate's margin), or "≥2,001" (a lower bound). */
+const depthCount = (n: number, margin: number | null): string =>
+  margin === 0 ? number(n) : margin === null ? `≥${number(n)}` : `~${number(n)} ±${number(margin)}`
 
 export const overviewPage: Page = {
   route: '/',
@@ -31,8 +35,8 @@ export const overviewPage: Page = {
         (
           q,
         ) => html`<tr data-queue="${q.queue}"><th scope="row"><a href="${view.base}/jobs?queue=${encodeURIComponent(q.queue)}">${q.queue}</a></th>
-<td class="num">${count(q.ready, q.estimated)}</td><td class="num">${count(q.scheduled, q.estimated)}</td>
-<td class="num">${count(q.retrying, q.estimated)}</td><td class="num">${number(q.running)}</td>
+<td class="num">${depthCount(q.ready, q.margin.ready)}</td><td class="num">${depthCount(q.scheduled, q.margin.scheduled)}</td>
+<td class="num">${depthCount(q.retrying, q.margin.retrying)}</td><td class="num">${number(q.running)}</td>
 <td class="num">${number(q.blocked)}</td>
 <td class="num">${q.oldestReadyAgeSeconds > 0 ? duration(q.oldestReadyAgeSeconds * 1000) : '—'}</td></tr>`,
       ),
@@ -48,7 +52,7 @@ export const overviewPage: Page = {
       'No drain is running.',
     )
     const body = html`${tiles}
-${estimated ? html`<p class="muted">~ : estimated from a sample of the jobs table, which is too large to count on every page view.</p>` : EMPTY}
+${estimated ? html`<p class="muted">~ : estimated from a sample of the jobs table, which is too large to count on every page view; ± gives the range that holds the true count about 19 times in 20, ≥ a count that is at least that. Counts without a sign are exact.</p>` : EMPTY}
 ${section('Throughput per minute, last hour', html`<div class="chart" data-chart="throughput" data-source="throughput-data" role="img" aria-label="Jobs completed and failed per minute over the last hour"></div>${jsonData('throughput-data', o.throughput)}`)}
 ${section('Queues', depth)}
 ${section('Drains running', live)}`

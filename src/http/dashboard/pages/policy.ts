@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { parseQuery } from '../form.js'
-import { action, EMPTY, href, html, number, reasonCell, table, time } from '../html.js'
+import { action, EMPTY, type Html, href, html, number, reasonCell, table, time } from '../html.js'
+import type { View } from '../view.js'
 import type { Page } from './types.js'
 
 const PAGE_SIZE = 100
@@ -11,6 +12,12 @@ const querySchema = z.object({
     z.number().int().min(0).max(100_000_000).optional(),
   ),
 })
+
+/** The cap override of one partition: a number, or empty to clear it (the key is a form field). */
+const capForm = (view: View, path: string, partition: string, capOverride: number | null): Html =>
+  view.readOnly
+    ? EMPTY
+    : html`<form method="post" action="${view.base}${path}/cap-partition" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="back" value="${view.here}"><input type="hidden" name="partition" value="${partition}"><input type="number" name="cap" min="0" max="1000000" step="1" value="${capOverride === null ? '' : String(capOverride)}" aria-label="Cap override of partition ${partition || '(default)'}" placeholder="cap"><button type="submit" data-action="cap-partition">Set cap</button></form>`
 
 export const policyPage: Page = {
   route: '/policies/:name',
@@ -38,7 +45,7 @@ ${reasonCell(p.reason)}<td>${time(p.lastAdmittedAt)}</td>
           : action(view, `${path}/pause-partition`, 'pause-partition', 'Pause', {
               fields: { partition: p.partition },
             })
-      }</td></tr>`
+      }${capForm(view, path, p.partition, p.capOverride)}</td></tr>`
     })
     const pager = html`<p class="pager">${offset > 0 ? html`<a href="${href(view, path, { offset: String(Math.max(0, offset - PAGE_SIZE)) })}">Previous</a> ` : EMPTY}${
       partitions.length === PAGE_SIZE
