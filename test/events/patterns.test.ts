@@ -82,11 +82,9 @@ const BAD_TOPICS = [...BAD_PATTERNS, 'orders.*', 'orders.#', '*', '#', 'orders.c
 
 test(`the matcher's table: ${CASES.length} cases, in process`, () => {
   expect(CASES.length).toBeGreaterThanOrEqual(30)
-  const started = performance.now()
   for (const [pattern, topic, expected] of CASES) {
     expect([pattern, topic, topicMatches(pattern, topic)]).toEqual([pattern, topic, expected])
   }
-  expect(performance.now() - started).toBeLessThan(200)
 })
 
 test('invalid patterns and topics are refused, with the reason', () => {
