@@ -9,6 +9,7 @@ import { BULK_STATES } from '../../controls/bulk.js'
 import type { Sluice } from '../../sluice.js'
 import { optionalText, parseForm } from './form.js'
 import { type Html, html, plural } from './html.js'
+import { retryMessage } from './retry-message.js'
 import type { View } from './view.js'
 
 export interface ActionResult {
@@ -141,10 +142,10 @@ export const ACTIONS: readonly Action[] = [
     route: '/dead-letters/retry',
     async run(sluice, _c, form) {
       const f = parseForm(deadLetterForm, form)
-      const ids = await sluice.deadLetters.retry(
+      const { requeued, kept } = await sluice.deadLetters.retry(
         f.ids ? f.ids : { ...(f.queue ? { queue: f.queue } : {}), ...(f.name ? { name: f.name } : {}) },
       )
-      return { message: `${plural(ids.length, 'dead letter')} put back in their queue.` }
+      return { message: retryMessage(requeued.length, kept) }
     },
   },
   {
