@@ -1716,7 +1716,7 @@ END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.requeue_dead_letters(p_rows jsonb)
- RETURNS TABLE(id text, status text)
+ RETURNS TABLE(id text, status text, reason text)
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
@@ -1724,24 +1724,46 @@ AS $function$
 DECLARE
   r jsonb;
   v_dead :SLUICE_SCHEMA.dead_letters;
+  v_locked bigint[];
+  v_status text;
+  v_existing text;
 BEGIN
-  FOR r IN SELECT value FROM jsonb_array_elements(p_rows) LOOP
-    IF r->>'unique_strategy' = 'until-executed' AND EXISTS (
-      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-      WHERE u.key = r->>'unique_key' AND u.job_id <> (r->>'id')::bigint AND u.expires_at >= now()
-    ) THEN
-      CONTINUE;
-    END IF;
-    DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'id')::bigint RETURNING d.* INTO v_dead;
-    IF v_dead.id IS NULL THEN
-      CONTINUE;
-    END IF;
-    RETURN QUERY
-    SELECT e.id, e.status
+  PERFORM pg_advisory_xact_lock(hashtext('sluice.requeue_dead_letters'), hashtext(':SLUICE_SCHEMA.dead_letters'));
+  SELECT coalesce(array_agg(l.id), '{}') INTO v_locked
+  FROM (
+    SELECT d.id FROM :SLUICE_SCHEMA.dead_letters d
+    WHERE d.id IN (SELECT (x->>'id')::bigint FROM jsonb_array_elements(p_rows) x)
+    ORDER BY d.id FOR UPDATE
+  ) l;
+
+  -- In concurrency key order (then id), the order settle takes semaphores in.
+  FOR r IN
+    SELECT x FROM jsonb_array_elements(p_rows) x
+    WHERE (x->>'id')::bigint = ANY (v_locked)
+    ORDER BY x->>'concurrency_key' NULLS FIRST, (x->>'id')::bigint
+  LOOP
+    SELECT * INTO v_dead FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = (r->>'id')::bigint;
+    -- A uniqueness lock left under the dead letter's own id belongs to no live job.
+    DELETE FROM :SLUICE_SCHEMA.unique_locks u WHERE u.key = r->>'unique_key' AND u.job_id = v_dead.id;
+    SELECT e.status, e.existing_id INTO v_status, v_existing
     FROM :SLUICE_SCHEMA.enqueue_controlled(jsonb_build_array(
       r || jsonb_build_object('errors', v_dead.errors, 'enqueued_at', v_dead.enqueued_at,
-                              'unique_on_conflict', 'discard'))) e;
-    v_dead := NULL;
+                              'unique_on_conflict', 'discard',
+                              'concurrency_on_conflict', CASE WHEN r->>'concurrency_on_conflict' = 'block'
+                                                              THEN 'block' ELSE 'discard' END))) e;
+    id := v_dead.id::text;
+    IF v_status IN ('enqueued', 'blocked') THEN
+      DELETE FROM :SLUICE_SCHEMA.dead_letters d WHERE d.id = v_dead.id;
+      status := v_status;
+      reason := NULL;
+    ELSIF v_status = 'duplicate' THEN
+      status := 'kept';
+      reason := format('unique key %s held by %s', r->>'unique_key', coalesce('job ' || v_existing, 'another job'));
+    ELSE
+      status := 'kept';
+      reason := format('concurrency key %s at its limit of %s', r->>'concurrency_key', r->>'concurrency_limit');
+    END IF;
+    RETURN NEXT;
   END LOOP;
 END
 $function$;

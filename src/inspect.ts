@@ -31,7 +31,7 @@ export interface DeadLetterQuery {
   name?: string
   /** At most this many per call. Default 100 for list, 1,000 for retry and discard. */
   limit?: number
-  /** List only: ids below this one (paging). */
+  /** Ids below this one: paging for list, and for a retry by filter walking past kept ones. */
   before?: string
 }
 
@@ -155,6 +155,8 @@ export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: 
   const q = typeof query === 'string' ? { ids: [query] } : query
   if (q.ids?.some((id) => !/^[0-9]{1,19}$/.test(id)))
     throw new ValidationError('Dead letter ids are positive integers.')
+  if (q.before !== undefined && !/^[0-9]{1,19}$/.test(q.before))
+    throw new ValidationError('before is a dead letter id, a positive integer.')
   const limit = q.limit ?? defaultLimit
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_BULK)
     throw new ValidationError(`limit must be 1..${MAX_BULK}`)

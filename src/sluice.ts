@@ -31,9 +31,11 @@ import { type MigrateResult, migrate } from './migrate/run.js'
 import { quoteSchema } from './names.js'
 import type { BatchRow } from './sql/batches.js'
 import {
+  type DeadLetterRetry,
   type DeadLetterRow,
   discardDeadLetters,
   listDeadLetters,
+  type RequeuedRow,
   requeueDeadLetters,
 } from './sql/dead-letters.js'
 import type { NewJob } from './sql/enqueue.js'
@@ -84,7 +86,13 @@ export interface Sluice extends ControlsApi, EventsApi {
   deadLetters: {
     /** The same as `inspect.deadLetters(query)`. */
     list(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
-    retry(query: DeadLetterQuery | string): Promise<string[]>
+    /**
+     * Puts dead letters back in their queue (at most `limit`, default 1,000, per call; by filter,
+     * the newest first, below `before` when given). A dead letter whose unique key is held by
+     * another job, or whose concurrency key is full, stays a dead letter and is answered in
+     * `kept` with the reason; ids that are no dead letter are in neither list.
+     */
+    retry(query: DeadLetterQuery | string): Promise<DeadLetterRetry>
     discard(query: DeadLetterQuery | string): Promise<string[]>
   }
   close(): Promise<void>
@@ -255,15 +263,22 @@ export function createSluice(options: SluiceOptions): Sluice {
       list: (query) => inspect.deadLetters(query),
       async retry(query) {
         const on = await db()
-        const { rows } = await on.query<DeadLetterRow>(listDeadLetters(t, deadLetterFilter(query, 1000)))
-        if (rows.length === 0) return []
-        const { rows: requeued } = await on.query<{ id: string | null; status: string }>(
+        const filter = deadLetterFilter(query, 1000)
+        const before = typeof query === 'string' ? undefined : query.before
+        const { rows } = await on.query<DeadLetterRow>(
+          listDeadLetters(t, { ...filter, ...(before === undefined ? {} : { before }) }),
+        )
+        if (rows.length === 0) return { requeued: [], kept: [] }
+        const { rows: done } = await on.query<RequeuedRow>(
           requeueDeadLetters(
             t,
             rows.map((row) => replayRow(row, config.jobs.get(row.name), config.maxPayloadBytes)),
           ),
         )
-        return requeued.flatMap((r) => (r.id === null ? [] : [r.id]))
+        return {
+          requeued: done.flatMap((r) => (r.status === 'kept' ? [] : [r.id])),
+          kept: done.flatMap((r) => (r.status === 'kept' ? [{ id: r.id, reason: r.reason ?? '' }] : [])),
+        }
       },
       async discard(query) {
         const { rows } = await (await db()).query<{ id: string }>(

@@ -167,8 +167,8 @@ export const migrations: readonly Migration[] = [
     ]
   },
   {
-    "version": 17,
-    "name": "0017_jobs_retrying",
+    "version": 16,
+    "name": "0016_jobs_retrying",
     "statements": [
       "-- The jobs waiting for a retry, by queue and due time: the overview counts a queue's retrying\n-- jobs exactly from this index (index-only, capped) however many scheduled jobs share the queue.\n-- A row enters it only when an attempt fails with attempts left (settle clears the lease token);\n-- enqueue (attempts 0), claim (a lease token) and success (the row leaves) add no entry.\nCREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs (queue, run_at) WHERE attempts > 0 AND lease_token IS NULL"
     ]

@@ -44,14 +44,36 @@ LIMIT $4`,
   }
 }
 
+/** A dead letter a retry left where it was, and why (`unique key K held by job N`, …). */
+export interface KeptDeadLetter {
+  id: string
+  reason: string
+}
+
+/** What a retry did with each dead letter it found: put back in its queue, or kept. */
+export interface DeadLetterRetry {
+  /** Ids of the dead letters now jobs again (due now, or blocked behind their concurrency key). */
+  requeued: string[]
+  /** Dead letters left in place: their unique key is held, or their concurrency key is full. */
+  kept: KeptDeadLetter[]
+}
+
+/** One row of `requeue_dead_letters`: `enqueued` or `blocked` (requeued), or `kept` with a reason. */
+export interface RequeuedRow {
+  id: string
+  status: 'enqueued' | 'blocked' | 'kept'
+  reason: string | null
+}
+
 /**
  * Puts dead letters back in their queue (rows built from them as for enqueue, each with its
  * dead letter's id), through the same enqueue as new jobs: attempts start again, limits and
- * uniqueness apply, the id and the error history are kept.
+ * uniqueness apply, the id and the error history are kept. A dead letter whose job cannot be
+ * written (its key held) stays a dead letter, in the same statement: none is lost to a race.
  */
 export function requeueDeadLetters(t: string, rows: readonly NewJob[]): Statement {
   return {
-    text: `SELECT id, status FROM ${t}.requeue_dead_letters($1::jsonb)`,
+    text: `SELECT id, status, reason FROM ${t}.requeue_dead_letters($1::jsonb)`,
     values: [encodeControlled(rows)],
   }
 }

@@ -66,7 +66,7 @@ test('500 jobs, some dead-lettered, 4 drains: onDiscard and onFinish fire exactl
   expect(await env.sluice.getBatch(batch.id)).toMatchObject({ total: 500, completed: 490, discarded: 10 })
 
   // Replaying the dead letters of a finished batch runs them again, but the batch has fired.
-  expect(await env.sluice.deadLetters.retry({ name: 'import-row' })).toHaveLength(10)
+  expect((await env.sluice.deadLetters.retry({ name: 'import-row' })).requeued).toHaveLength(10)
   await drainAll(connections({ jobs: s.jobs }, 2), { concurrency: 8 })
   expect(s.fired.map((f) => f.callback).sort()).toEqual(['onDiscard', 'onFinish'])
 })

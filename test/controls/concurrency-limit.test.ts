@@ -123,9 +123,37 @@ test('a replayed dead letter goes through its limit again (and keeps its id and 
   fail = false
   await env.sluice.enqueue(job, { n: 'b' })
   // b holds the only slot: the replayed a waits, blocked, and keeps its id.
-  expect(await env.sluice.deadLetters.retry(a!)).toEqual([a])
+  expect(await env.sluice.deadLetters.retry(a!)).toEqual({ requeued: [a], kept: [] })
   expect(await env.sql(`SELECT id::text FROM $schema.blocked`)).toEqual([{ id: a }])
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
   expect(ran).toEqual(['b', 'a'])
+})
+
+test('a replayed dead letter whose concurrency key is full, and does not block, stays a dead letter', async () => {
+  let fail = true
+  const job = defineJob({
+    name: 'limited-discard',
+    input: z.object({ n: z.string() }),
+    concurrency: { limit: 1, key: () => 'replay', onConflict: 'discard' },
+    retry: 1,
+    run: (input) => {
+      if (fail && input.n === 'a') throw new Error('a fails once')
+    },
+  })
+  env = await makeSluice({ jobs: [job] })
+  const { id: a } = await env.sluice.enqueue(job, { n: 'a' })
+  expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
+  fail = false
+  await env.sluice.enqueue(job, { n: 'b' })
+  // b holds the only slot: the replay would be discarded, so the dead letter stays.
+  expect(await env.sluice.deadLetters.retry(a!)).toEqual({
+    requeued: [],
+    kept: [{ id: a, reason: 'concurrency key replay at its limit of 1' }],
+  })
+  expect(await env.sql(`SELECT id::text FROM $schema.dead_letters`)).toEqual([{ id: a }])
+  expect(await env.sql(`SELECT value FROM $schema.semaphores`)).toEqual([{ value: 1 }])
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(await env.sluice.deadLetters.retry(a!)).toEqual({ requeued: [a], kept: [] })
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
 })

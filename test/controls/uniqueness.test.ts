@@ -128,11 +128,14 @@ test('a dead letter whose unique key is taken again stays a dead letter when rep
   env = await makeSluice({ jobs: [job] })
   const { id } = await env.sluice.enqueue(job, { k: 'x' })
   expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
-  await env.sluice.enqueue(job, { k: 'x' })
-  expect(await env.sluice.deadLetters.retry(id!)).toEqual([])
+  const holder = await env.sluice.enqueue(job, { k: 'x' })
+  expect(await env.sluice.deadLetters.retry(id!)).toEqual({
+    requeued: [],
+    kept: [{ id, reason: `unique key x held by job ${holder.id}` }],
+  })
   expect(await env.sluice.deadLetters.list()).toHaveLength(1)
   fail = false
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
-  expect(await env.sluice.deadLetters.retry(id!)).toEqual([id])
+  expect(await env.sluice.deadLetters.retry(id!)).toEqual({ requeued: [id], kept: [] })
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
 })

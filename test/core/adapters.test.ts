@@ -77,7 +77,7 @@ describe.each(adapterCases)('core flow on $name', (adapter) => {
     const retried = dead.find((d) => d.attempts === 2)!
     expect(retried.lastError).toMatchObject({ name: 'Error', message: 'boom', attempt: 2 })
     expect(retried.errors).toHaveLength(2)
-    expect(await sluice.deadLetters.retry(retried.id)).toEqual([retried.id])
+    expect(await sluice.deadLetters.retry(retried.id)).toEqual({ requeued: [retried.id], kept: [] })
     expect(await sluice.deadLetters.discard({ queue: 'fragile' })).toHaveLength(1)
     expect(await sluice.deadLetters.list({ queue: 'fragile' })).toEqual([])
   })

@@ -165,7 +165,7 @@ describe('retries and dead letters', () => {
     expect(await env.sluice.drain()).toMatchObject({ deadLettered: 4 })
     const [first] = await env.sluice.deadLetters.list({ limit: 1 })
     expect(await env.sluice.deadLetters.discard(first!.id)).toEqual([first!.id])
-    expect(await env.sluice.deadLetters.retry({ name: 'fickle' })).toHaveLength(3)
+    expect((await env.sluice.deadLetters.retry({ name: 'fickle' })).requeued).toHaveLength(3)
     const rows = await env.sql<{ attempts: number }>(`SELECT attempts FROM $schema.jobs`)
     expect(rows.map((r) => r.attempts)).toEqual([0, 0, 0])
     fail = false

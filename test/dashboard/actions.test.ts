@@ -1,9 +1,11 @@
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
+import { quoteSchema } from '../../src/names.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { appFor } from '../helpers/http.js'
+import { rowFactory } from '../helpers/rows.js'
 import { Browser, csrfOf } from './client.js'
-import { doomed, greet, JOBS, nightly, send } from './fixture.js'
+import { doomed, greet, JOBS, nightly, report, send } from './fixture.js'
 
 describe('dashboard actions', () => {
   let t: TestSluice
@@ -120,6 +122,23 @@ describe('dashboard actions', () => {
     expect(await deadCount()).toBe(1)
     await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf, queue: 'doomed' })
     expect(await deadCount()).toBe(0)
+  })
+
+  test('a retry that cannot take its unique key keeps the dead letter and says why in the flash', async () => {
+    const holder = (await t.sluice.enqueue(report, { title: 'q4' })).id!
+    const rows = rowFactory(t.admin, quoteSchema(t.schema))
+    const dead = await rows.deadLetter({ name: 'report', queue: 'reports', payload: { title: 'q4' } })
+    const res = await browser.post('/dashboard/dead-letters/retry', {
+      _csrf: csrf,
+      ids: dead,
+      back: '/dashboard/dead-letters',
+    })
+    expect(res.status).toBe(303)
+    expect(await browser.page('/dashboard/dead-letters')).toContain(
+      `0 dead letters put back in their queue. 1 kept as dead letter: ${dead} (unique key report:q4 held by job ${holder}).`,
+    )
+    expect(await deadCount()).toBe(1)
+    await t.sql('DELETE FROM $schema.unique_locks')
   })
 
   test('purge asks first, showing the count; only the confirmed POST deletes', async () => {

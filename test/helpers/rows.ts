@@ -161,6 +161,7 @@ export interface ArchivedParams {
 export interface DeadLetterParams {
   queue?: string
   name?: string
+  payload?: unknown
   attempts?: number
   maxAttempts?: number
   lastError?: unknown
@@ -451,8 +452,8 @@ export function rowFactory(db: Queryable, t: string) {
       const row = await one(
         `INSERT INTO ${t}.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
                                        last_error, errors)
-         VALUES (nextval(pg_get_serial_sequence('${t}.jobs', 'id')), $1, $2, '{}', 16384, $3, $4, now(), $5::jsonb,
-                 $6::jsonb)
+         VALUES (nextval(pg_get_serial_sequence('${t}.jobs', 'id')), $1, $2, $7::jsonb, 16384, $3, $4, now(),
+                 $5::jsonb, $6::jsonb)
          RETURNING id::text AS id`,
         [
           p.queue ?? 'default',
@@ -461,6 +462,7 @@ export function rowFactory(db: Queryable, t: string) {
           p.maxAttempts ?? attempts,
           json(p.lastError ?? errors.at(-1) ?? null),
           json(errors),
+          json(p.payload ?? {}),
         ],
       )
       return row.id as string

@@ -156,7 +156,11 @@ describe('the admin API', () => {
     const empty = await post('/api/v1/dead-letters/discard', {})
     expect(empty.status).toBe(400)
     expect(await deadIds()).toEqual([a, b, c])
-    expect((await post('/api/v1/dead-letters/retry', { ids: [a] })).body).toEqual({ ids: [a] })
+    expect((await post('/api/v1/dead-letters/retry', { ids: [a] })).body).toEqual({
+      ids: [a],
+      requeued: [a],
+      kept: [],
+    })
     expect((await get(`/api/v1/jobs/${a}`)).status).toBe(200)
     expect((await post('/api/v1/dead-letters/discard', { queue: 'doomed', limit: 1 })).body.ids).toHaveLength(
       1,

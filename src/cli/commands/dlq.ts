@@ -1,6 +1,6 @@
 import * as z from 'zod'
-import type { DeadLetterQuery } from '../../sluice.js'
-import type { DeadLetterRow } from '../../sql/dead-letters.js'
+import type { DeadLetterQuery, Sluice } from '../../sluice.js'
+import type { DeadLetterRow, KeptDeadLetter } from '../../sql/dead-letters.js'
 import { idFlag, intFlag, listFlag, nameFlag, validate } from '../args.js'
 import { defineCommand } from '../command.js'
 import { EXIT, UsageError } from '../errors.js'
@@ -19,7 +19,8 @@ interface Args {
 
 type Result =
   | { action: 'list'; deadLetters: DeadLetterRow[] }
-  | { action: 'retry' | 'discard'; ids: string[]; missing: string[] }
+  | { action: 'retry'; ids: string[]; kept: KeptDeadLetter[]; missing: string[] }
+  | { action: 'discard'; ids: string[]; missing: string[] }
 
 /** Slice size of bulk retry and discard: the library's own per-call bound. */
 const SLICE = 1_000
@@ -40,7 +41,9 @@ export const dlq = defineCommand<Args, Result>({
 payload and their last errors.
 
   list      newest first (default limit 100)
-  retry     back to their queue, due now, attempts reset, error history kept
+  retry     back to their queue, due now, attempts reset, error history kept; one whose
+            unique key is held by another job (or whose concurrency key is full) is kept
+            as a dead letter, and said so with the reason
   discard   delete them
 
   --id n[,n…]   these dead letters (repeatable)
@@ -49,7 +52,7 @@ payload and their last errors.
   --all         every dead letter (retry and discard need a filter or --all)
   --limit n     at most this many
 
-retry and discard exit 1 when an --id matched no dead letter.`,
+retry and discard exit 1 when an --id matched no dead letter; retry also when it kept one.`,
   options: {
     id: { type: 'string', multiple: true },
     queue: { type: 'string' },
@@ -102,19 +105,7 @@ retry and discard exit 1 when an --id matched no dead letter.`,
         deadLetters: await sluice.inspect.deadLetters({ ...filter, limit: args.limit ?? 100 }),
       }
     }
-    const act = args.action === 'retry' ? sluice.deadLetters.retry : sluice.deadLetters.discard
-    // The library works in bounded slices; go round until nothing matches or the limit is reached.
-    const done: string[] = []
-    const cap = args.limit ?? Number.POSITIVE_INFINITY
-    for (;;) {
-      const limit = Math.min(SLICE, cap - done.length)
-      if (limit <= 0) break
-      const ids = await act({ ...filter, limit })
-      done.push(...ids)
-      if (ids.length < limit) break
-    }
-    const found = new Set(done)
-    return { action: args.action, ids: done, missing: (args.ids ?? []).filter((id) => !found.has(id)) }
+    return args.action === 'retry' ? retryAll(sluice, filter, args) : discardAll(sluice, filter, args)
   },
   render(r) {
     if (r.action === 'list') {
@@ -132,14 +123,65 @@ retry and discard exit 1 when an --id matched no dead letter.`,
       )
     }
     const verb = r.action === 'retry' ? 'Retried' : 'Discarded'
+    const kept = r.action === 'retry' ? r.kept : []
     const lines = [
       r.ids.length
-        ? `${verb} ${r.ids.length} dead letter${r.ids.length === 1 ? '' : 's'}${r.ids.length <= 20 ? `: ${r.ids.join(', ')}` : ''}.`
-        : `No dead letters matched; nothing ${r.action === 'retry' ? 'retried' : 'discarded'}.`,
+        ? `${verb} ${plural(r.ids.length)}${r.ids.length <= 20 ? `: ${r.ids.join(', ')}` : ''}.`
+        : kept.length
+          ? 'Nothing retried.'
+          : `No dead letters matched; nothing ${r.action === 'retry' ? 'retried' : 'discarded'}.`,
     ]
     if (r.action === 'retry' && r.ids.length) lines.push('They are due now: a drain will pick them up.')
+    if (kept.length) {
+      lines.push(`Kept ${plural(kept.length)} where ${kept.length === 1 ? 'it was' : 'they were'}:`)
+      for (const k of kept.slice(0, 20)) lines.push(`  ${k.id}: ${k.reason}`)
+      if (kept.length > 20) lines.push(`  … and ${kept.length - 20} more (--json lists them all).`)
+    }
     if (r.missing.length) lines.push(`No dead letter with id ${r.missing.join(', ')}.`)
     return lines.join('\n')
   },
-  exitCode: (r) => (r.action !== 'list' && r.missing.length ? EXIT.FAILED : EXIT.OK),
+  exitCode: (r) =>
+    r.action !== 'list' && (r.missing.length || (r.action === 'retry' && r.kept.length))
+      ? EXIT.FAILED
+      : EXIT.OK,
 })
+
+const plural = (n: number): string => `${n} dead letter${n === 1 ? '' : 's'}`
+
+/**
+ * Retries in the library's bounded slices, newest first, until nothing matches or the limit is
+ * reached; each slice starts below the last one, so dead letters kept in place are not met again.
+ */
+async function retryAll(sluice: Sluice, filter: DeadLetterQuery, args: Args): Promise<Result> {
+  const ids: string[] = []
+  const kept: KeptDeadLetter[] = []
+  const cap = args.limit ?? Number.POSITIVE_INFINITY
+  let before: string | undefined
+  for (;;) {
+    const limit = Math.min(SLICE, cap - ids.length - kept.length)
+    if (limit <= 0) break
+    const done = await sluice.deadLetters.retry({ ...filter, limit, ...(before ? { before } : {}) })
+    ids.push(...done.requeued)
+    kept.push(...done.kept)
+    const answered = [...done.requeued, ...done.kept.map((k) => k.id)]
+    if (answered.length < limit) break
+    before = answered.reduce((a, b) => (BigInt(a) < BigInt(b) ? a : b))
+  }
+  const found = new Set([...ids, ...kept.map((k) => k.id)])
+  return { action: 'retry', ids, kept, missing: (args.ids ?? []).filter((id) => !found.has(id)) }
+}
+
+/** Discards in the library's bounded slices until nothing matches or the limit is reached. */
+async function discardAll(sluice: Sluice, filter: DeadLetterQuery, args: Args): Promise<Result> {
+  const ids: string[] = []
+  const cap = args.limit ?? Number.POSITIVE_INFINITY
+  for (;;) {
+    const limit = Math.min(SLICE, cap - ids.length)
+    if (limit <= 0) break
+    const done = await sluice.deadLetters.discard({ ...filter, limit })
+    ids.push(...done)
+    if (done.length < limit) break
+  }
+  const found = new Set(ids)
+  return { action: 'discard', ids, missing: (args.ids ?? []).filter((id) => !found.has(id)) }
+}

@@ -7,9 +7,11 @@ import type { Context } from 'hono'
 import * as z from 'zod'
 import { BULK_STATES, MAX_BULK_JOBS } from '../../controls/bulk.js'
 import type { Sluice } from '../../sluice.js'
-import { chunkedMessage, inChunks, lastId } from './chunks.js'
+import type { KeptDeadLetter } from '../../sql/dead-letters.js'
+import { chunkedMessage, firstId, inChunks, lastId } from './chunks.js'
 import { optionalText, parseForm } from './form.js'
 import { type Html, html, plural } from './html.js'
+import { retryMessage } from './retry-message.js'
 import type { View } from './view.js'
 
 export interface ActionResult {
@@ -181,17 +183,28 @@ export const ACTIONS: readonly Action[] = [
     async run(sluice, _c, form, { budgetMs }) {
       const f = parseForm(deadLetterForm, form)
       if (f.ids) {
-        const ids = await sluice.deadLetters.retry(f.ids)
-        return { message: `${plural(ids.length, 'dead letter')} put back in their queue.` }
+        const { requeued, kept } = await sluice.deadLetters.retry(f.ids)
+        return { message: retryMessage(requeued.length, kept) }
       }
-      // By filter: chunks until one comes back short. A dead letter that stays (its key held)
-      // shortens its chunk, so the loop never takes the same one twice.
-      const done = await inChunks(
-        CHUNK,
-        budgetMs,
-        async (limit) => (await sluice.deadLetters.retry({ ...letterFilter(f), limit })).length,
-      )
-      return { message: chunkedMessage(done, 'dead letter', 'put back in their queue', 'retry again') }
+      // By filter: chunks walking down the ids (the newest first), each starting below the last
+      // one's lowest, so a dead letter kept (its key held) is never met twice.
+      let before: string | undefined
+      let requeued = 0
+      const kept: KeptDeadLetter[] = []
+      const done = await inChunks(CHUNK, budgetMs, async (limit) => {
+        const r = await sluice.deadLetters.retry({ ...letterFilter(f), limit, ...(before ? { before } : {}) })
+        const ids = [...r.requeued, ...r.kept.map((k) => k.id)]
+        before = firstId(ids) ?? before
+        requeued += r.requeued.length
+        kept.push(...r.kept)
+        return ids.length
+      })
+      const message = retryMessage(requeued, kept)
+      return {
+        message: done.more
+          ? `${message} More remain: the time for one request ran out; retry again to go on.`
+          : message,
+      }
     },
   },
   {

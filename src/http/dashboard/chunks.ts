@@ -39,6 +39,13 @@ export const lastId = (ids: readonly string[]): string | undefined =>
     undefined,
   )
 
+/** The smallest of some ids (bigint strings), where a walk downwards goes on below. */
+export const firstId = (ids: readonly string[]): string | undefined =>
+  ids.reduce<string | undefined>(
+    (low, id) => (low === undefined || BigInt(id) < BigInt(low) ? id : low),
+    undefined,
+  )
+
 /** "12,000 jobs cancelled." and, when the budget stopped it, what is left to do. */
 export function chunkedMessage(done: Chunked, what: string, verb: string, again: string): string {
   const said = `${plural(done.total, what)} ${verb}.`

@@ -42,3 +42,18 @@ export const deadLettersResponse = z.object({
   deadLetters: z.array(deadLetterRow),
   nextCursor: z.string().nullable(),
 })
+
+export const deadLetterRetryResponse = z.object({
+  requeued: z.array(z.string()).meta({ description: 'Ids of the dead letters now jobs again.' }),
+  kept: z
+    .array(
+      z.object({
+        id: z.string(),
+        reason: z.string().meta({ example: 'unique key sync:42 held by job 1234' }),
+      }),
+    )
+    .meta({ description: 'Dead letters left in place, each with the reason.' }),
+  ids: z
+    .array(z.string())
+    .meta({ description: 'The same as `requeued` (the answer before `kept` existed).' }),
+})
