@@ -65,6 +65,12 @@ CREATE TABLE dead_letters (
   CONSTRAINT dead_letters_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE ended_sessions (
+  session text NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT ended_sessions_pkey PRIMARY KEY (session)
+);
+
 CREATE TABLE event_deliveries (
   event_id text NOT NULL,
   subscriber text NOT NULL,
@@ -133,6 +139,14 @@ CREATE TABLE jobs (
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
 ) WITH (autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02);
+
+CREATE TABLE login_attempts (
+  client text NOT NULL,
+  attempts integer NOT NULL,
+  last_attempt_at timestamp with time zone NOT NULL,
+  blocked_until timestamp with time zone NOT NULL,
+  CONSTRAINT login_attempts_pkey PRIMARY KEY (client)
+);
 
 CREATE TABLE maintenance (
   task text NOT NULL,
@@ -310,6 +324,7 @@ CREATE INDEX blocked_order ON :SLUICE_SCHEMA.blocked USING btree (concurrency_ke
 CREATE UNIQUE INDEX blocked_pkey ON :SLUICE_SCHEMA.blocked USING btree (id);
 CREATE UNIQUE INDEX dead_letters_pkey ON :SLUICE_SCHEMA.dead_letters USING btree (id);
 CREATE INDEX dead_letters_queue ON :SLUICE_SCHEMA.dead_letters USING btree (queue, failed_at, id);
+CREATE UNIQUE INDEX ended_sessions_pkey ON :SLUICE_SCHEMA.ended_sessions USING btree (session);
 CREATE INDEX event_deliveries_at ON :SLUICE_SCHEMA.event_deliveries USING brin (delivered_at);
 CREATE UNIQUE INDEX event_deliveries_pkey ON :SLUICE_SCHEMA.event_deliveries USING btree (event_id, subscriber);
 CREATE UNIQUE INDEX function_sources_pkey ON :SLUICE_SCHEMA.function_sources USING btree (name);
@@ -323,6 +338,7 @@ CREATE INDEX jobs_leased ON :SLUICE_SCHEMA.jobs USING btree (queue) WHERE (lease
 CREATE UNIQUE INDEX jobs_pkey ON :SLUICE_SCHEMA.jobs USING btree (id);
 CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id) WHERE (policy IS NULL);
 CREATE INDEX jobs_unique_key ON :SLUICE_SCHEMA.jobs USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+CREATE UNIQUE INDEX login_attempts_pkey ON :SLUICE_SCHEMA.login_attempts USING btree (client);
 CREATE UNIQUE INDEX maintenance_pkey ON :SLUICE_SCHEMA.maintenance USING btree (task);
 CREATE UNIQUE INDEX migrations_pkey ON :SLUICE_SCHEMA.migrations USING btree (version);
 CREATE INDEX outbox_pending ON :SLUICE_SCHEMA.outbox USING btree (id) WHERE (published_at IS NULL);

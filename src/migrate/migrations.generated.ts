@@ -165,5 +165,13 @@ export const migrations: readonly Migration[] = [
       "-- A row of the old form stands for one attempt; a row of the new form has one time per attempt\n-- in each array. NOT VALID: the rows already there are all of the old form, so there is nothing\n-- to check, and skipping the scan keeps this migration instant on a large table.\nALTER TABLE :SLUICE_SCHEMA.job_stats ADD CONSTRAINT job_stats_times_per_job CHECK (\n  CASE WHEN durations IS NULL AND waits IS NULL THEN jobs = 1\n       ELSE coalesce(cardinality(durations) = jobs AND cardinality(waits) = jobs, false)\n            AND duration_ms IS NULL AND wait_ms IS NULL END\n) NOT VALID",
       "-- One row per finished attempt, whichever form it was recorded in: what every percentile reads.\n-- The two unnests in the select list run in step (an element of each per attempt) and cost far\n-- less per row than a lateral function scan; a condition on finished_at is still applied to the\n-- table's scan (BRIN).\nCREATE VIEW :SLUICE_SCHEMA.job_stats_runs AS\nSELECT s.finished_at, s.name, s.queue, s.status,\n       unnest(coalesce(s.durations, ARRAY[s.duration_ms])) AS duration_ms,\n       unnest(coalesce(s.waits, ARRAY[s.wait_ms])) AS wait_ms\nFROM :SLUICE_SCHEMA.job_stats s"
     ]
+  },
+  {
+    "version": 18,
+    "name": "0018_dashboard_sessions",
+    "statements": [
+      "-- The dashboard's log-in throttle and ended sessions: rows, so that every instance of a\n-- serverless deployment sees the same, and nothing is held in a process or a database session.\n--\n-- One row per client (its address, as the platform reports it) that has tried the log-in\n-- recently: how many attempts since its last right one, and when it may try again. A right\n-- secret deletes the row; rows idle for a day are deleted by later attempts.\nCREATE TABLE :SLUICE_SCHEMA.login_attempts (\n  client text PRIMARY KEY,\n  attempts integer NOT NULL,\n  last_attempt_at timestamptz NOT NULL,\n  blocked_until timestamptz NOT NULL\n)",
+      "-- Sessions ended by logging out, until they would have expired anyway: a copy of the cookie\n-- stops working with the logout. `session` is the nonce of the session's cookie.\nCREATE TABLE :SLUICE_SCHEMA.ended_sessions (\n  session text PRIMARY KEY,\n  expires_at timestamptz NOT NULL\n)"
+    ]
   }
 ]

@@ -78,7 +78,8 @@ describe('dashboard pages', () => {
   test('the overview shows the depth of each queue, the dead letters and the last hour from one statement', async () => {
     t.statements.reset()
     const page = await browser.page('/dashboard')
-    expect(t.statements.count).toBe(1)
+    // inspect.overview(), the queues' states (to mark paused ones) and the session's logout check.
+    expect(t.statements.count).toBe(3)
     const row = (queue: string) =>
       new RegExp(`<tr data-queue="${queue}">([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? ''
     const cells = (queue: string) =>
@@ -94,12 +95,13 @@ describe('dashboard pages', () => {
   test('locks and events: each one statement, showing locks, semaphores, subscribers and the outbox', async () => {
     t.statements.reset()
     const locks = await browser.page('/dashboard/locks')
-    expect(t.statements.count).toBe(1)
+    // The page's statement and the session's logout check.
+    expect(t.statements.count).toBe(2)
     expect(locks).toMatch(/<tr data-lock="report:&lt;script&gt;[^"]*">[\s\S]*?until-executed/)
     expect(locks).toMatch(/<tr data-semaphore="acct:acme">[\s\S]*?1\/1<\/td>\s*<td class="num">2<\/td>/)
     t.statements.reset()
     const events = await browser.page('/dashboard/events')
-    expect(t.statements.count).toBe(1)
+    expect(t.statements.count).toBe(2)
     expect(events).toMatch(/<tr data-subscriber="audit">[\s\S]*?orders\.#[\s\S]*?<td class="num">1<\/td>/)
     expect(events).toContain('Outbox pending')
   })
