@@ -4,6 +4,7 @@ import { parsePolicyName } from './controls/partitions.js'
 import type { RecurringTask } from './controls/recurring.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
+import { attemptsTimeline, type JobAttempt } from './jobs/timeline.js'
 import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
@@ -49,6 +50,15 @@ export interface JobsQuery {
   until?: Date
 }
 
+/** One job with its error history and its attempts, oldest first. */
+export interface JobDetail extends JobDetailRow {
+  /**
+   * Each attempt the error history records (the last ten failures: start, end, duration, the
+   * drain invocation, the error), then the running one. A completed job is archived and has none.
+   */
+  timeline: JobAttempt[]
+}
+
 export interface BatchesQuery {
   /** At most this many, 1..1000. Default 50. */
   limit?: number
@@ -84,7 +94,7 @@ export interface Inspect {
    */
   jobs(query?: JobsQuery): Promise<JobRow[]>
   /** One job of the jobs table with its error history; null when it is not there (finished, dead or unknown). */
-  job(id: string): Promise<JobDetailRow | null>
+  job(id: string): Promise<JobDetail | null>
   /**
    * Every admission policy: its queue, global cap, partitions (how many, how many paused) and
    * its jobs waiting (counted up to 10,000) and running.
@@ -211,7 +221,9 @@ export function inspectApi(
     },
     async job(id) {
       const { rows } = await (await db()).query<JobDetailRow>(getJob(t, parseJobId(id)))
-      return rows[0] ?? null
+      const row = rows[0]
+      if (!row) return null
+      return { ...row, timeline: attemptsTimeline(row.errors, row.attempts, row.runningIn) }
     },
     async policies() {
       return (await (await db()).query<PolicyRow>(policies(t))).rows
