@@ -32,8 +32,8 @@ export interface DashboardOptions {
   loginThrottle?: Partial<LoginThrottle>
   /**
    * Who a log-in attempt comes from, for the throttle. Default: the address the platform puts in
-   * `CF-Connecting-IP`, `X-Real-IP`, `X-Vercel-Forwarded-For` or the first of `X-Forwarded-For`;
-   * without any, one bucket shared by every client.
+   * `CF-Connecting-IP`, `X-Real-IP`, `X-Vercel-Forwarded-For` or the first of `X-Forwarded-For`,
+   * else the connection's peer address on Node; without any, one bucket shared by every client.
    */
   clientKey?: (c: Context) => string | undefined
 }

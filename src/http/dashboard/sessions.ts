@@ -17,7 +17,10 @@ import {
 /** Where platforms put the client's address, in the order trusted. */
 const CLIENT_HEADERS = ['cf-connecting-ip', 'x-real-ip', 'x-vercel-forwarded-for', 'x-forwarded-for']
 
-/** The client a log-in attempt comes from: the platform's header, else one bucket shared by all. */
+/**
+ * The client a log-in attempt comes from: the platform's header, else the connection's peer (on
+ * Node), else one bucket shared by all.
+ */
 export function clientOf(c: Context, option: ((c: Context) => string | undefined) | undefined): string {
   const chosen = option?.(c)
   if (typeof chosen === 'string' && chosen !== '') return chosen.slice(0, 200)
@@ -25,6 +28,10 @@ export function clientOf(c: Context, option: ((c: Context) => string | undefined
     const value = c.req.header(name)?.split(',')[0]?.trim()
     if (value) return `ip:${value.slice(0, 100)}`
   }
+  // Node's server (@hono/node-server) passes the connection: its peer address.
+  const peer = (c.env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming?.socket
+    ?.remoteAddress
+  if (typeof peer === 'string' && peer !== '') return `ip:${peer.slice(0, 100)}`
   return 'global'
 }
 
