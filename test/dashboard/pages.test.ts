@@ -81,12 +81,17 @@ describe('dashboard pages', () => {
     // inspect.overview(), the queues' states (to mark paused ones) and the session's logout check.
     expect(t.statements.count).toBe(3)
     const row = (queue: string) =>
-      new RegExp(`<tr data-queue="${queue}">([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? ''
+      new RegExp(`<tr data-queue="${queue}"[^>]*>([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? ''
     const cells = (queue: string) =>
       [...row(queue).matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])
     // Ready, scheduled, retrying, running, blocked, oldest ready.
     expect(cells('default').slice(0, 5)).toEqual(['1', '0', '0', '0', '0'])
     expect(cells('sends').slice(0, 5)).toEqual(['1', '0', '0', '0', '0'])
+    // A paused queue is marked beside its name; a running one is not.
+    expect(page).toMatch(
+      /<tr data-queue="sends" data-paused><th[^>]*>.*<span class="badge paused">paused<\/span><\/th>/,
+    )
+    expect(page).toContain('<tr data-queue="default">')
     expect(page).toMatch(/<span>Dead letters<\/span><strong><a [^>]*>1<\/a>/)
     expect(page).toMatch(/<span>Failures, last hour<\/span><strong>1<\/strong>/)
     expect(page).toContain('<script type="application/json" id="throughput-data">[{"minute":')
