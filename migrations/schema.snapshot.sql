@@ -65,6 +65,12 @@ CREATE TABLE dead_letters (
   CONSTRAINT dead_letters_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE ended_sessions (
+  session text NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT ended_sessions_pkey PRIMARY KEY (session)
+);
+
 CREATE TABLE event_deliveries (
   event_id text NOT NULL,
   subscriber text NOT NULL,
@@ -133,6 +139,14 @@ CREATE TABLE jobs (
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
 ) WITH (autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02);
+
+CREATE TABLE login_attempts (
+  client text NOT NULL,
+  attempts integer NOT NULL,
+  last_attempt_at timestamp with time zone NOT NULL,
+  blocked_until timestamp with time zone NOT NULL,
+  CONSTRAINT login_attempts_pkey PRIMARY KEY (client)
+);
 
 CREATE TABLE maintenance (
   task text NOT NULL,
@@ -310,6 +324,7 @@ CREATE INDEX blocked_order ON :SLUICE_SCHEMA.blocked USING btree (concurrency_ke
 CREATE UNIQUE INDEX blocked_pkey ON :SLUICE_SCHEMA.blocked USING btree (id);
 CREATE UNIQUE INDEX dead_letters_pkey ON :SLUICE_SCHEMA.dead_letters USING btree (id);
 CREATE INDEX dead_letters_queue ON :SLUICE_SCHEMA.dead_letters USING btree (queue, failed_at, id);
+CREATE UNIQUE INDEX ended_sessions_pkey ON :SLUICE_SCHEMA.ended_sessions USING btree (session);
 CREATE INDEX event_deliveries_at ON :SLUICE_SCHEMA.event_deliveries USING brin (delivered_at);
 CREATE UNIQUE INDEX event_deliveries_pkey ON :SLUICE_SCHEMA.event_deliveries USING btree (event_id, subscriber);
 CREATE UNIQUE INDEX function_sources_pkey ON :SLUICE_SCHEMA.function_sources USING btree (name);
@@ -324,6 +339,7 @@ CREATE UNIQUE INDEX jobs_pkey ON :SLUICE_SCHEMA.jobs USING btree (id);
 CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id) WHERE (policy IS NULL);
 CREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs USING btree (queue, run_at) WHERE ((attempts > 0) AND (lease_token IS NULL));
 CREATE INDEX jobs_unique_key ON :SLUICE_SCHEMA.jobs USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+CREATE UNIQUE INDEX login_attempts_pkey ON :SLUICE_SCHEMA.login_attempts USING btree (client);
 CREATE UNIQUE INDEX maintenance_pkey ON :SLUICE_SCHEMA.maintenance USING btree (task);
 CREATE UNIQUE INDEX migrations_pkey ON :SLUICE_SCHEMA.migrations USING btree (version);
 CREATE INDEX outbox_pending ON :SLUICE_SCHEMA.outbox USING btree (id) WHERE (published_at IS NULL);
@@ -819,6 +835,15 @@ BEGIN
   SELECT array_agg(id) INTO v_finished FROM counted WHERE finished_at IS NOT NULL;
   PERFORM :SLUICE_SCHEMA.fire_batch_callbacks(v_finished);
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.attempt_facts(p_attempt integer, p_duration_ms bigint, p_invocation text)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT jsonb_strip_nulls(jsonb_build_object('attempt', p_attempt, 'durationMs', p_duration_ms,
+                                              'invocation', p_invocation))
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.blocked_reason(p_key text)
@@ -1861,7 +1886,7 @@ BEGIN
         WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
-                  ko.error || jsonb_build_object('attempt', j.attempts) AS e,
+                  ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by) AS e,
                   ko.duration_ms AS du, ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag,
                   ko.slow_down_ms AS slow
       ), buried AS (
@@ -1894,8 +1919,8 @@ BEGIN
         SET run_at = CASE WHEN ko.keep_place IS NOT NULL THEN least(ko.keep_place, now())
                           ELSE now() + ko.delay_ms * interval '1 millisecond' END,
             lease_token = NULL, leased_by = NULL,
-            last_error = ko.error || jsonb_build_object('attempt', j.attempts),
-            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || jsonb_build_object('attempt', j.attempts))
+            last_error = ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by),
+            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by))
         FROM :SLUICE_SCHEMA.settle_failures(
           p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
           p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms

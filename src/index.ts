@@ -69,7 +69,15 @@ export {
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'
-export type { Inspect, JobsQuery, PartitionsQuery, StatsQuery } from './inspect.js'
+export type {
+  BatchesQuery,
+  DatabaseOptions,
+  Inspect,
+  JobDetail,
+  JobsQuery,
+  PartitionsQuery,
+  StatsQuery,
+} from './inspect.js'
 export type { AdmissionOptions, AdmissionPolicy, PerInput } from './jobs/admission.js'
 export {
   type AnyContract,
@@ -95,6 +103,7 @@ export {
 } from './jobs/define.js'
 export type { EnqueueOptions, EnqueueResult } from './jobs/enqueue.js'
 export type { EnqueueEvent, ExecutionEvent, Hooks } from './jobs/hooks.js'
+export type { JobAttempt } from './jobs/timeline.js'
 export type {
   MaintenanceOptions,
   MaintenanceReport,

@@ -4,10 +4,11 @@ import { parsePolicyName } from './controls/partitions.js'
 import type { RecurringTask } from './controls/recurring.js'
 import type { Db } from './db/types.js'
 import { ValidationError } from './errors.js'
+import { attemptsTimeline, type JobAttempt } from './jobs/timeline.js'
 import { appliedVersions } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
-import { type BatchRow, getBatch } from './sql/batches.js'
+import { type BatchRow, getBatch, listBatches } from './sql/batches.js'
 import {
   type DatabaseHealth,
   databaseHealth,
@@ -49,6 +50,22 @@ export interface JobsQuery {
   until?: Date
 }
 
+/** One job with its error history and its attempts, oldest first. */
+export interface JobDetail extends JobDetailRow {
+  /**
+   * Each attempt the error history records (the last ten failures: start, end, duration, the
+   * drain invocation, the error), then the running one. A completed job is archived and has none.
+   */
+  timeline: JobAttempt[]
+}
+
+export interface BatchesQuery {
+  /** At most this many, 1..1000. Default 50. */
+  limit?: number
+  /** Only batches with ids below this one: the last id of the previous page. */
+  before?: string
+}
+
 export interface PartitionsQuery {
   /** At most this many partitions, 1..1000. Default 100. */
   limit?: number
@@ -77,7 +94,7 @@ export interface Inspect {
    */
   jobs(query?: JobsQuery): Promise<JobRow[]>
   /** One job of the jobs table with its error history; null when it is not there (finished, dead or unknown). */
-  job(id: string): Promise<JobDetailRow | null>
+  job(id: string): Promise<JobDetail | null>
   /**
    * Every admission policy: its queue, global cap, partitions (how many, how many paused) and
    * its jobs waiting (counted up to 10,000) and running.
@@ -108,6 +125,8 @@ export interface Inspect {
   /** The execution history of recurring tasks, newest slot first. */
   recurringRuns(task?: string, limit?: number): Promise<RecurringRun[]>
   batch(id: string): Promise<BatchRow | null>
+  /** Recent batches, newest first (finished ones until maintenance prunes them). Page on with `before`. */
+  batches(query?: BatchesQuery): Promise<BatchRow[]>
   /** Dead letters, newest first. */
   deadLetters(query?: DeadLetterQuery): Promise<DeadLetterRow[]>
   /**
@@ -128,13 +147,21 @@ export interface Inspect {
    * slots, prepared transactions) and a `warning` when the oldest is past `thresholds` (10,000
    * transactions or 60 s) while the jobs table has dead rows. One statement.
    */
-  database(thresholds?: Partial<HorizonThresholds>): Promise<DatabaseHealth>
+  database(thresholds?: Partial<HorizonThresholds>, options?: DatabaseOptions): Promise<DatabaseHealth>
   /** Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog. */
   events(): Promise<EventsView>
   /** Resolves when the database answers the cheapest statement there is. */
   health(): Promise<void>
   /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
   migrations(): Promise<number[]>
+}
+
+export interface DatabaseOptions {
+  /**
+   * Include the first 200 characters of each horizon holder's SQL text (`query`). Default false:
+   * the sessions may belong to other applications sharing the database.
+   */
+  queries?: boolean
 }
 
 export interface RecurringTaskInfo extends RecurringTaskRow {
@@ -196,7 +223,9 @@ export function inspectApi(
     },
     async job(id) {
       const { rows } = await (await db()).query<JobDetailRow>(getJob(t, parseJobId(id)))
-      return rows[0] ?? null
+      const row = rows[0]
+      if (!row) return null
+      return { ...row, timeline: attemptsTimeline(row.errors, row.attempts, row.runningIn) }
     },
     async policies() {
       return (await (await db()).query<PolicyRow>(policies(t))).rows
@@ -271,6 +300,13 @@ export function inspectApi(
       const { rows } = await (await db()).query<BatchRow>(getBatch(t, parseBatchId(id)))
       return rows[0] ?? null
     },
+    async batches(query = {}) {
+      const limit = query.limit ?? 50
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new ValidationError('batches: limit must be 1..1000')
+      const before = query.before === undefined ? null : parseBatchId(query.before)
+      return (await (await db()).query<BatchRow>(listBatches(t, limit, before))).rows
+    },
     async deadLetters(query = {}) {
       const { rows } = await (await db()).query<DeadLetterRow>(
         listDeadLetters(t, {
@@ -287,7 +323,7 @@ export function inspectApi(
     async locks() {
       return (await (await db()).query<Locks>(locks(t))).rows[0]!
     },
-    async database(thresholds = {}) {
+    async database(thresholds = {}, options = {}) {
       const limits = { ...HORIZON_THRESHOLDS, ...thresholds }
       if (
         !Number.isInteger(limits.xminAge) ||
@@ -296,7 +332,11 @@ export function inspectApi(
         limits.heldMs < 0
       )
         throw new ValidationError('database: thresholds are whole numbers from 0')
-      return (await (await db()).query<DatabaseHealth>(databaseHealth(config.schema, limits))).rows[0]!
+      return (
+        await (
+          await db()
+        ).query<DatabaseHealth>(databaseHealth(config.schema, limits, options.queries ?? false))
+      ).rows[0]!
     },
     async events() {
       return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!

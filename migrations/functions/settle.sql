@@ -88,7 +88,7 @@ BEGIN
         WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
         RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
                   j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
-                  ko.error || jsonb_build_object('attempt', j.attempts) AS e,
+                  ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by) AS e,
                   ko.duration_ms AS du, ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag,
                   ko.slow_down_ms AS slow
       ), buried AS (
@@ -121,8 +121,8 @@ BEGIN
         SET run_at = CASE WHEN ko.keep_place IS NOT NULL THEN least(ko.keep_place, now())
                           ELSE now() + ko.delay_ms * interval '1 millisecond' END,
             lease_token = NULL, leased_by = NULL,
-            last_error = ko.error || jsonb_build_object('attempt', j.attempts),
-            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || jsonb_build_object('attempt', j.attempts))
+            last_error = ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by),
+            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by))
         FROM :SLUICE_SCHEMA.settle_failures(
           p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
           p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms

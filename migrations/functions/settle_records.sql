@@ -49,6 +49,17 @@ AS $fn$
          slow_down_ms)
 $fn$;
 
+-- What a failed attempt's entry in the job's error history says of the attempt besides its error
+-- (stamped `at` its settle): its number, how long it ran and the drain invocation that ran it, so
+-- that the job's page can show each attempt's start, end and drain. Written on the failure path
+-- only: a completion archives the job with its duration instead.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.attempt_facts(p_attempt integer, p_duration_ms bigint, p_invocation text)
+RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $fn$
+  SELECT jsonb_strip_nulls(jsonb_build_object('attempt', p_attempt, 'durationMs', p_duration_ms,
+                                              'invocation', p_invocation))
+$fn$;
+
 -- Claimed jobs never started: back in place, due when they were due before the claim.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_hand_backs(p_id bigint[], p_token uuid[], p_due_at timestamptz[])
 RETURNS TABLE (id bigint, token uuid, due_at timestamptz)

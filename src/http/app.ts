@@ -51,6 +51,12 @@ export interface AppOptions {
    * Operators log in with the app secret unless `authorize` decides; see docs/dashboard.md.
    */
   dashboard?: boolean | DashboardOptions
+  /**
+   * Show the SQL text (first 200 characters) of the other database sessions that hold the xmin
+   * horizon, on `/api/v1/database` and the dashboard's database page. They may belong to other
+   * applications sharing the database: by default only their pid, application name, state and age.
+   */
+  showSessionQueries?: boolean
 }
 
 const appOptionsSchema = z
@@ -70,6 +76,7 @@ const appOptionsSchema = z
     allowedOrigins: originListSchema.optional(),
     admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
     dashboard: dashboardOptionSchema.optional(),
+    showSessionQueries: z.boolean().optional(),
   })
   .strict()
 
@@ -174,7 +181,14 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   })
 
   app.use(`${ADMIN_PREFIX}/*`, traced())
-  app.route(ADMIN_PREFIX, adminApp(sluice, guard.admin, { ...options.admin, maxBodyBytes }))
+  app.route(
+    ADMIN_PREFIX,
+    adminApp(sluice, guard.admin, {
+      ...options.admin,
+      maxBodyBytes,
+      showSessionQueries: options.showSessionQueries ?? false,
+    }),
+  )
   let document: object | undefined
   app.get('/openapi.json', traced('/openapi.json'), guard.admin, (c) => {
     document ??= openApiDocument(coreOperations, adminOperations(sluice))

@@ -172,5 +172,13 @@ export const migrations: readonly Migration[] = [
     "statements": [
       "-- The jobs waiting for a retry, by queue and due time: the overview counts a queue's retrying\n-- jobs exactly from this index (index-only, capped) however many scheduled jobs share the queue.\n-- A row enters it only when an attempt fails with attempts left (settle clears the lease token);\n-- enqueue (attempts 0), claim (a lease token) and success (the row leaves) add no entry.\nCREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs (queue, run_at) WHERE attempts > 0 AND lease_token IS NULL"
     ]
+  },
+  {
+    "version": 17,
+    "name": "0017_dashboard_sessions",
+    "statements": [
+      "-- The dashboard's log-in throttle and ended sessions: rows, so that every instance of a\n-- serverless deployment sees the same, and nothing is held in a process or a database session.\n--\n-- One row per client (its address, as the platform reports it) that has tried the log-in\n-- recently: how many attempts since its last right one, and when it may try again. A right\n-- secret deletes the row; rows idle for a day are deleted by later attempts.\nCREATE TABLE :SLUICE_SCHEMA.login_attempts (\n  client text PRIMARY KEY,\n  attempts integer NOT NULL,\n  last_attempt_at timestamptz NOT NULL,\n  blocked_until timestamptz NOT NULL\n)",
+      "-- Sessions ended by logging out, until they would have expired anyway: a copy of the cookie\n-- stops working with the logout. `session` is the nonce of the session's cookie.\nCREATE TABLE :SLUICE_SCHEMA.ended_sessions (\n  session text PRIMARY KEY,\n  expires_at timestamptz NOT NULL\n)"
+    ]
   }
 ]

@@ -41,6 +41,16 @@ FROM ${t}.batches WHERE id = $1::bigint`,
   }
 }
 
+/** Recent batches, newest first: at most `limit`, with ids below `before` when given (paging). */
+export function listBatches(t: string, limit: number, before: string | null): Statement {
+  return {
+    text: `SELECT id::text AS id, total, completed, discarded, sealed, properties, created_at AS "createdAt",
+       finished_at AS "finishedAt"
+FROM ${t}.batches WHERE ($2::bigint IS NULL OR id < $2::bigint) ORDER BY id DESC LIMIT $1`,
+    values: [limit, before],
+  }
+}
+
 /** Deletes batches that finished before the retention, at most `limit` per call. */
 export function pruneBatches(t: string, retentionMs: number, limit: number): Statement {
   return {

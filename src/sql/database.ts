@@ -23,7 +23,7 @@ export interface HorizonHolder {
   name: string | null
   state: string | null
   applicationName: string | null
-  /** The first 200 characters of its current or last statement. */
+  /** The first 200 characters of its current or last statement; null unless asked for. */
   query: string | null
   /** How many transactions old its xmin is. */
   xminAge: number
@@ -55,14 +55,15 @@ export const HORIZON_THRESHOLDS: HorizonThresholds = { xminAge: 10_000, heldMs: 
  * A horizon held back keeps the dead rows of completed jobs in the jobs table, which the claim
  * then walks past in its index.
  */
-export function databaseHealth(schema: string, thresholds: HorizonThresholds): Statement {
+export function databaseHealth(schema: string, thresholds: HorizonThresholds, queries: boolean): Statement {
   return {
     text: `WITH tables AS (
   SELECT s.relname AS table_name, s.n_live_tup AS live, s.n_dead_tup AS dead, pg_total_relation_size(s.relid) AS bytes,
          s.last_autovacuum, s.last_autoanalyze
   FROM pg_stat_user_tables s WHERE s.schemaname = $1
 ), holders AS (
-  SELECT 'transaction' AS kind, a.pid, NULL::text AS name, a.state, a.application_name, left(a.query, 200) AS query,
+  SELECT 'transaction' AS kind, a.pid, NULL::text AS name, a.state, a.application_name,
+         CASE WHEN $4::boolean THEN left(a.query, 200) END AS query,
          age(a.backend_xmin)::float8 AS xmin_age, extract(epoch FROM now() - a.xact_start)::float8 AS held
   FROM pg_stat_activity a
   WHERE a.backend_xmin IS NOT NULL AND a.pid <> pg_backend_pid() AND a.datname = current_database()
@@ -95,6 +96,6 @@ SELECT to_json(now()) #>> '{}' AS now,
                  o.xmin_age, coalesce(' for ' || round(o.held::numeric) || ' s', ''), j.dead)
    FROM (SELECT * FROM oldest ORDER BY xmin_age DESC, held DESC NULLS LAST LIMIT 1) o, tables j
    WHERE j.table_name = 'jobs' AND j.dead > 0 AND (o.xmin_age > $2 OR o.held * 1000 > $3)) AS warning`,
-    values: [schema, thresholds.xminAge, thresholds.heldMs],
+    values: [schema, thresholds.xminAge, thresholds.heldMs, queries],
   }
 }

@@ -32,9 +32,11 @@ export interface JobRow {
   reason: string | null
 }
 
-/** One job with its error history, as `sluice.inspect.job()` returns it. */
+/** One job with its error history, as the statement returns it. */
 export interface JobDetailRow extends JobRow {
   errors: unknown[]
+  /** The drain invocation running it now; null unless it is running. */
+  runningIn: string | null
 }
 
 export interface JobFilter {
@@ -106,7 +108,9 @@ ORDER BY x.id`,
 /** One job of the jobs or the blocked table, with its error history. */
 export function getJob(t: string, id: string): Statement {
   return {
-    text: `SELECT ${COLUMNS(t)}, x.errors FROM (${jobRows(t)}) x WHERE x.id = $1::bigint`,
+    text: `SELECT ${COLUMNS(t)}, x.errors,
+       CASE WHEN x.state = 'running' THEN (x.job).leased_by END AS "runningIn"
+FROM (${jobRows(t)}) x WHERE x.id = $1::bigint`,
     values: [id],
   }
 }

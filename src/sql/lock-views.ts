@@ -73,10 +73,17 @@ export interface EventsView {
     processed: number
     lastDeliveryAt: string | null
   }[]
+  /**
+   * Events published over the last hour that reached at least one subscriber (distinct event
+   * ids delivered), whether published directly or through the outbox. An event no subscriber
+   * matched leaves no row and is not counted.
+   */
+  routedLastHour: number
   outbox: {
     pending: number
     /** Of the oldest event not published yet, seconds; 0 when none waits. */
     oldestPendingAgeSeconds: number
+    /** Events the outbox relay published over the last hour. */
     publishedLastHour: number
   }
 }
@@ -93,6 +100,8 @@ export function eventsView(t: string): Statement {
       'lastDeliveryAt', (SELECT max(d.delivered_at) FROM ${t}.event_deliveries d WHERE d.subscriber = s.name))
       ORDER BY s.name), '[]'::json)
    FROM ${t}.subscriptions s) AS subscribers,
+  (SELECT count(DISTINCT d.event_id) FROM ${t}.event_deliveries d
+   WHERE d.delivered_at > now() - interval '1 hour')::float8 AS "routedLastHour",
   (SELECT json_build_object(
       'pending', (SELECT count(*) FROM ${t}.outbox o WHERE o.published_at IS NULL)::float8,
       'oldestPendingAgeSeconds', coalesce((

@@ -8,6 +8,8 @@ export interface QueueMetrics {
   ready: number
   /** Waiting for their run_at: enqueued with a delay, or backing off before a retry. */
   delayed: number
+  /** Of the delayed, those backing off before a retry (failed at least once). */
+  retrying: number
   /** Claimed by a drain whose lease has not run out. */
   inFlight: number
   deadLettered: number
@@ -26,6 +28,7 @@ function queueMetricsSelect(t: string): string {
   SELECT queue,
          count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS ready,
          count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS delayed,
+         count(*) FILTER (WHERE lease_token IS NULL AND run_at > now() AND attempts > 0) AS retrying,
          count(*) FILTER (WHERE lease_token IS NOT NULL AND run_at > now()) AS in_flight,
          min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS oldest_ready
   FROM ${t}.jobs
@@ -40,6 +43,7 @@ function queueMetricsSelect(t: string): string {
 SELECT q.queue,
        coalesce(j.ready, 0)::float8 AS "ready",
        coalesce(j.delayed, 0)::float8 AS "delayed",
+       coalesce(j.retrying, 0)::float8 AS "retrying",
        coalesce(j.in_flight, 0)::float8 AS "inFlight",
        coalesce(d.dead, 0)::float8 AS "deadLettered",
        coalesce(greatest(extract(epoch FROM now() - j.oldest_ready), 0), 0)::float8 AS "oldestReadyAgeSeconds",

@@ -21,10 +21,15 @@ describeDashboard('why a job is not running', (d) => {
   }
 
   test.each([
-    ['not due', 'default', () => d().seeded.ids.scheduled, /^not due until \S+/],
-    ['retrying', 'sync', () => d().seeded.ids.retrying, /^retrying at \S+ \(attempt 2 of 3\)/],
+    ['not due', 'default', () => d().seeded.ids.scheduled, /^not due for another \d+ (min|h)$/],
+    ['retrying', 'sync', () => d().seeded.ids.retrying, /^retrying in \d+ (min|h) \(attempt 2 of 3\)$/],
     ['queue paused', QUEUES.paused, () => d().seeded.ids.paused, /^queue paused/],
-    ['breaker open', QUEUES.breaker, () => d().seeded.ids.breakerOpen, /^breaker open until \S+/],
+    [
+      'breaker open',
+      QUEUES.breaker,
+      () => d().seeded.ids.breakerOpen,
+      /^breaker open for another \d+ (min|h)$/,
+    ],
     ['throttled', QUEUES.webhooks, () => d().seeded.ids.throttled, /^throttled: next token in \d/],
     ['partition at its cap', QUEUES.partner, () => d().seeded.ids.atCap, /^partition at its cap 1\/1/],
     [

@@ -105,6 +105,83 @@ describe('dashboard authentication', () => {
     expect((await browser.get('/dashboard/jobs')).status).toBe(303)
   })
 
+  test('a copy of the session cookie stops working when the session logs out', async () => {
+    const browser = new Browser(app)
+    await browser.login()
+    const copy = new Browser(app)
+    copy.cookies.set('sluice_session', browser.cookies.get('sluice_session')!)
+    expect((await copy.get('/dashboard/jobs')).status).toBe(200)
+    const csrf = /name="_csrf" value="([0-9a-f]{64})"/.exec(await browser.page('/dashboard/jobs'))![1]!
+    expect((await browser.post('/dashboard/logout', { _csrf: csrf })).status).toBe(303)
+    // The copy still carries a well-signed, unexpired cookie: the logout is what refuses it.
+    expect(copy.cookies.get('sluice_session')).toBeDefined()
+    expect((await copy.get('/dashboard/jobs')).status).toBe(303)
+    expect((await copy.post('/dashboard/queues/default/pause', { _csrf: csrf })).status).toBe(401)
+    // On another instance of the app too (the ended session is a row, not memory).
+    const elsewhere = new Browser(appFor(t, { dashboard: true }))
+    elsewhere.cookies.set('sluice_session', copy.cookies.get('sluice_session')!)
+    expect((await elsewhere.get('/dashboard/jobs')).status).toBe(303)
+    // Another session goes on.
+    const other = new Browser(app)
+    await other.login()
+    expect((await other.get('/dashboard/jobs')).status).toBe(200)
+  })
+
+  test('the log-in page shows a visitor no navigation, refresh selector or read-only badge', async () => {
+    const login = await new Browser(app).page('/dashboard/login')
+    expect(login).not.toContain('<nav')
+    expect(login).not.toContain('data-refresh')
+    expect(login).not.toContain('read-only')
+    expect(login).toContain('data-theme-toggle')
+    // Nor does an error shown to a visitor; a page behind the log-in has them all.
+    const error = await new Browser(app).post('/dashboard/queues/default/pause', {})
+    expect(error.status).toBe(401)
+    expect(await error.text()).not.toContain('<nav')
+    const browser = new Browser(app)
+    await browser.login()
+    const page = await browser.page('/dashboard/jobs')
+    expect(page).toContain('<nav')
+    expect(page).toContain('data-refresh')
+  })
+
+  test('20 wrong secrets in a row slow the client down; the right one then works within the documented bound', async () => {
+    const throttled = appFor(t, {
+      dashboard: { loginThrottle: { freeAttempts: 5, baseDelayMs: 1000, maxDelayMs: 4000 } },
+    })
+    const attempt = (secret: string, ip = '203.0.113.9') =>
+      throttled.request('http://localhost/dashboard/login', {
+        method: 'POST',
+        headers: {
+          'X-Forwarded-For': `${ip}, 10.0.0.1`,
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Origin: 'http://localhost',
+        },
+        body: new URLSearchParams({ secret }).toString(),
+      })
+    const statuses: number[] = []
+    for (let i = 0; i < 20; i++) statuses.push((await attempt('sk_wrong_000000000000000000')).status)
+    // Five free attempts and the sixth, then refused without a look at the secret until the delay runs out.
+    expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401])
+    expect(statuses.slice(6).every((s) => s === 429)).toBe(true)
+    const refused = await attempt('sk_current_2f6b1c8e9a0d4e7f')
+    expect(refused.status).toBe(429)
+    const wait = Number(refused.headers.get('retry-after'))
+    expect(wait).toBeGreaterThanOrEqual(1)
+    expect(wait).toBeLessThanOrEqual(4)
+    expect(await refused.text()).toContain('Too many attempts')
+    // Another client is not slowed down by this one.
+    expect((await attempt('sk_current_2f6b1c8e9a0d4e7f', '198.51.100.7')).status).toBe(303)
+    // The right secret works once the delay has run out, within maxDelayMs of the last attempt.
+    const started = Date.now()
+    let res = refused
+    while (res.status === 429 && Date.now() - started < 10_000) {
+      await new Promise((r) => setTimeout(r, 100))
+      res = await attempt('sk_current_2f6b1c8e9a0d4e7f')
+    }
+    expect(res.status).toBe(303)
+    expect(Date.now() - started).toBeLessThan(4000 + 1000)
+  })
+
   test('an authorize callback replaces the log-in: refused is 403, allowed needs no secret', async () => {
     const guarded = appFor(t, {
       dashboard: { authorize: (c) => c.req.header('x-sso-user') === 'ada' },

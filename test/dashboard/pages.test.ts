@@ -78,14 +78,20 @@ describe('dashboard pages', () => {
   test('the overview shows the depth of each queue, the dead letters and the last hour from one statement', async () => {
     t.statements.reset()
     const page = await browser.page('/dashboard')
-    expect(t.statements.count).toBe(1)
+    // inspect.overview(), the queues' states (to mark paused ones) and the session's logout check.
+    expect(t.statements.count).toBe(3)
     const row = (queue: string) =>
-      new RegExp(`<tr data-queue="${queue}">([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? ''
+      new RegExp(`<tr data-queue="${queue}"[^>]*>([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? ''
     const cells = (queue: string) =>
       [...row(queue).matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])
     // Ready, scheduled, retrying, running, blocked, oldest ready.
     expect(cells('default').slice(0, 5)).toEqual(['1', '0', '0', '0', '0'])
     expect(cells('sends').slice(0, 5)).toEqual(['1', '0', '0', '0', '0'])
+    // A paused queue is marked beside its name; a running one is not.
+    expect(page).toMatch(
+      /<tr data-queue="sends" data-paused><th[^>]*>.*<span class="badge paused">paused<\/span><\/th>/,
+    )
+    expect(page).toContain('<tr data-queue="default">')
     expect(page).toMatch(/<span>Dead letters<\/span><strong><a [^>]*>1<\/a>/)
     expect(page).toMatch(/<span>Failures, last hour<\/span><strong>1<\/strong>/)
     expect(page).toContain('<script type="application/json" id="throughput-data">[{"minute":')
@@ -94,12 +100,13 @@ describe('dashboard pages', () => {
   test('locks and events: each one statement, showing locks, semaphores, subscribers and the outbox', async () => {
     t.statements.reset()
     const locks = await browser.page('/dashboard/locks')
-    expect(t.statements.count).toBe(1)
+    // The page's statement and the session's logout check.
+    expect(t.statements.count).toBe(2)
     expect(locks).toMatch(/<tr data-lock="report:&lt;script&gt;[^"]*">[\s\S]*?until-executed/)
     expect(locks).toMatch(/<tr data-semaphore="acct:acme">[\s\S]*?1\/1<\/td>\s*<td class="num">2<\/td>/)
     t.statements.reset()
     const events = await browser.page('/dashboard/events')
-    expect(t.statements.count).toBe(1)
+    expect(t.statements.count).toBe(2)
     expect(events).toMatch(/<tr data-subscriber="audit">[\s\S]*?orders\.#[\s\S]*?<td class="num">1<\/td>/)
     expect(events).toContain('Outbox pending')
   })

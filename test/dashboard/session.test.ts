@@ -1,14 +1,24 @@
-import { describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { sameDashboard } from '../../src/http/dashboard/security.js'
 import {
   csrfToken,
   newSession,
   SESSION_TTL_MS,
   secretMatches,
+  sessionId,
   sessionKeys,
   verifyCsrf,
   verifySession,
 } from '../../src/http/dashboard/session.js'
+import { quoteSchema } from '../../src/names.js'
+import {
+  endSession,
+  type LoginGateRow,
+  loginSucceeded,
+  sessionEnded,
+  takeLoginAttempt,
+} from '../../src/sql/dashboard.js'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 const SECRET = 'sk_current_2f6b1c8e9a0d4e7f'
 const NEXT = 'sk_next_7c1d9e2a4b6f8031a5'
@@ -86,5 +96,88 @@ describe('dashboard sessions', () => {
       '/dashboard/a b',
     ])
       expect(sameDashboard(base, bad), String(bad)).toBe(base)
+  })
+})
+
+describe('the log-in throttle and ended sessions, as rows', () => {
+  let t: TestSluice
+  let schema: string
+  beforeAll(async () => {
+    t = await makeSluice({ jobs: [] })
+    schema = quoteSchema(t.sluice.config.schema)
+  })
+  afterAll(() => t.cleanup())
+
+  const throttle = { freeAttempts: 2, baseDelayMs: 1000, maxDelayMs: 5000 }
+  const take = async (client: string) =>
+    (await t.sluice.db())
+      .query<LoginGateRow>(takeLoginAttempt(schema, client, throttle))
+      .then((r) => r.rows[0]!)
+  /** Lets the client's delay run out without waiting: its row's time moved back. */
+  const elapse = (client: string) =>
+    t.sql(
+      `UPDATE $schema.login_attempts SET blocked_until = now() - interval '1 ms' WHERE client = '${client}'`,
+    )
+  const row = async (client: string) =>
+    (
+      await t.sql<{ attempts: number; wait: number }>(
+        `SELECT attempts, round(extract(epoch FROM blocked_until - last_attempt_at) * 1000)::float8 AS wait
+       FROM $schema.login_attempts WHERE client = '${client}'`,
+      )
+    )[0]
+
+  test('free attempts, then delays doubling up to the cap; an early attempt is refused and changes nothing', async () => {
+    const waits: number[] = []
+    for (let i = 1; i <= 8; i++) {
+      expect((await take('c1')).admitted, `attempt ${i}`).toBe(true)
+      const wait = (await row('c1'))!.wait
+      waits.push(wait)
+      if (wait > 0) {
+        const early = await take('c1')
+        expect(early.admitted).toBe(false)
+        expect(early.waitMs).toBeGreaterThan(0)
+        expect(early.waitMs).toBeLessThanOrEqual(throttle.maxDelayMs)
+        expect((await row('c1'))!.attempts).toBe(i)
+        await elapse('c1')
+      }
+    }
+    expect(waits.slice(0, 8)).toEqual([0, 0, 1000, 2000, 4000, 5000, 5000, 5000])
+  })
+
+  test('the right secret forgets the client; other clients have their own rows', async () => {
+    for (let i = 0; i < 3; i++) await take('c2')
+    expect((await take('c2')).admitted).toBe(false)
+    expect((await take('c3')).admitted).toBe(true)
+    await (await t.sluice.db()).query(loginSucceeded(schema, 'c2'))
+    expect(await row('c2')).toBeUndefined()
+  })
+
+  test('concurrent attempts of one client are serialised: past the free ones, one at a time goes ahead', async () => {
+    for (let i = 0; i < 2; i++) await take('c4')
+    const results = await Promise.all(Array.from({ length: 8 }, () => take('c4')))
+    expect(results.filter((r) => r.admitted)).toHaveLength(1)
+  })
+
+  test('an ended session is recorded until its expiry; expired ones are deleted by later logouts', async () => {
+    const db = await t.sluice.db()
+    await db.query(endSession(schema, 'a'.repeat(32), new Date(Date.now() - 1000)))
+    expect((await db.query<{ ended: boolean }>(sessionEnded(schema, 'a'.repeat(32)))).rows[0]!.ended).toBe(
+      true,
+    )
+    await db.query(endSession(schema, 'b'.repeat(32), new Date(Date.now() + 60_000)))
+    expect((await db.query<{ ended: boolean }>(sessionEnded(schema, 'a'.repeat(32)))).rows[0]!.ended).toBe(
+      false,
+    )
+    expect((await db.query<{ ended: boolean }>(sessionEnded(schema, 'b'.repeat(32)))).rows[0]!.ended).toBe(
+      true,
+    )
+  })
+
+  test('a session token names its id and expiry', async () => {
+    const keys = await sessionKeys([SECRET])
+    const now = Date.now()
+    const token = await newSession(keys, now)
+    expect(sessionId(token)).toEqual({ id: token.split('.')[1], expiresAt: new Date(now + SESSION_TTL_MS) })
+    expect(sessionId('nonsense')).toBeUndefined()
   })
 })

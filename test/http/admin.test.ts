@@ -14,6 +14,16 @@ const doomed = defineJob({
     throw new PermanentJobError('never')
   },
 })
+const shaky = defineJob({
+  name: 'shaky',
+  queue: 'shaky',
+  input: z.object({}),
+  retry: { maxAttempts: 3, baseDelayMs: 3_600_000 },
+  run: async () => {
+    await new Promise((r) => setTimeout(r, 20))
+    throw new Error('upstream said no')
+  },
+})
 const send = defineJob({
   name: 'send',
   queue: 'sends',
@@ -51,7 +61,7 @@ describe('the admin API', () => {
     (await t.sql<{ id: string }>('SELECT id::text FROM $schema.dead_letters ORDER BY id')).map((r) => r.id)
 
   beforeAll(async () => {
-    t = await makeSluice({ jobs: [greet, doomed, send] })
+    t = await makeSluice({ jobs: [greet, doomed, send, shaky] })
     app = appFor(t)
   })
   afterAll(() => t.cleanup())
@@ -103,6 +113,34 @@ describe('the admin API', () => {
     const missing = await get('/api/v1/jobs/999999999')
     expect(missing.status).toBe(404)
     expect(missing.body.error.code).toBe('NOT_FOUND')
+  })
+
+  test('GET /jobs/:id has the attempts timeline: start, end, duration, drain invocation and error of each', async () => {
+    const id = (await t.sluice.enqueue(shaky, {})).id!
+    const first = await t.sluice.drain({ queues: ['shaky'], maxJobs: 1 })
+    expect(first.failed + first.retried).toBeGreaterThanOrEqual(1)
+    const got = await get(`/api/v1/jobs/${id}`)
+    expect(got.status).toBe(200)
+    const timeline = got.body.timeline as {
+      attempt: number
+      outcome: string
+      startedAt: string
+      endedAt: string
+      durationMs: number
+      invocation: string
+      error: { name: string; message: string }
+    }[]
+    expect(timeline).toHaveLength(1)
+    const [a] = timeline
+    expect(a).toMatchObject({
+      attempt: 1,
+      outcome: 'failed',
+      error: { name: 'Error', message: 'upstream said no' },
+    })
+    expect(a!.durationMs).toBeGreaterThanOrEqual(15)
+    expect(new Date(a!.endedAt).getTime() - new Date(a!.startedAt).getTime()).toBe(a!.durationMs)
+    expect(a!.invocation).toMatch(/\S/)
+    expect(await t.sluice.inspect.job(id)).toMatchObject({ timeline })
   })
 
   test('run-now makes a scheduled job due; retry wants a failed one; both refuse a running job', async () => {

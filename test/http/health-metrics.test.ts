@@ -173,6 +173,7 @@ describe('GET /metrics', () => {
       queue: 'a"b\\c\nd',
       ready: 1,
       delayed: 0,
+      retrying: 0,
       inFlight: 0,
       deadLettered: 0,
       oldestReadyAgeSeconds: 1.5,

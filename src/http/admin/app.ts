@@ -43,10 +43,10 @@ const emptyQuery = z.object({}).strict()
 export function adminApp(
   sluice: Sluice,
   auth: AuthMiddleware,
-  options: AdminOptions & { maxBodyBytes: number },
+  options: AdminOptions & { maxBodyBytes: number; showSessionQueries: boolean },
 ): Hono {
   const app = new Hono()
-  for (const op of adminOperations(sluice)) {
+  for (const op of adminOperations(sluice, { showSessionQueries: options.showSessionQueries })) {
     const writable = op.mutation && options.readOnly ? readOnlyGuard : passThrough
     app.on(op.method.toUpperCase(), op.path, jsonOnly, auth, writable, handler(op, options.maxBodyBytes))
   }

@@ -8,13 +8,19 @@ import { queueOperations } from './routes/queues.js'
 import { recurringOperations } from './routes/recurring.js'
 import { stateOperations } from './routes/state.js'
 
-export function adminOperations(sluice: Sluice): Operation[] {
+/** What the admin API shows beyond Sluice's own state. */
+export interface AdminReadOptions {
+  /** Other database sessions' SQL text on /database. Default false. */
+  showSessionQueries?: boolean
+}
+
+export function adminOperations(sluice: Sluice, options: AdminReadOptions = {}): Operation[] {
   return [
     ...queueOperations(sluice),
     ...jobOperations(sluice),
     ...deadLetterOperations(sluice),
     ...recurringOperations(sluice),
     ...policyOperations(sluice),
-    ...stateOperations(sluice),
+    ...stateOperations(sluice, options.showSessionQueries ?? false),
   ]
 }

@@ -25,10 +25,12 @@ import {
   SESSION_COOKIE,
   SESSION_TTL_MS,
   secretMatches,
+  sessionId,
   sessionKeys,
   verifyCsrf,
   verifySession,
 } from './session.js'
+import { clientOf, sessionStore } from './sessions.js'
 import type { View } from './view.js'
 
 type DashEnv = { Variables: { base: string } }
@@ -45,6 +47,8 @@ export interface DashboardMountOptions {
   auth?: AppAuthOptions | false | undefined
   env: Env
   report: ErrorReporter
+  /** Show other sessions' SQL text on the database page. Default false. */
+  showSessionQueries?: boolean | undefined
 }
 
 function secretsOf(auth: AppAuthOptions | false | undefined, env: Env): string[] {
@@ -77,6 +81,7 @@ function dashboardApp(
       'The dashboard logs operators in with the app secret, and there is none: set SLUICE_SECRET or ' +
         '`auth.secrets`, or pass `dashboard: { authorize }` to decide who may see it yourself.',
     )
+  const store = sessionStore(sluice, options.loginThrottle)
   let keys: ReturnType<typeof sessionKeys> | undefined
   const getKeys = () => {
     keys ??= sessionKeys(secrets)
@@ -113,7 +118,9 @@ function dashboardApp(
     const k = await getKeys()
     const token = getCookie(c, SESSION_COOKIE)
     const key = await verifySession(k, token)
-    if (key && token) return { token, key }
+    // A session a logout ended stops working on every copy of its cookie.
+    if (key && token && !(mode === 'login' && (await store.ended(sessionId(token)!.id))))
+      return { token, key }
     if (mode === 'login') {
       if (c.req.method === 'GET') {
         const here = `${c.req.path}${new URL(c.req.url).search}`
@@ -127,15 +134,21 @@ function dashboardApp(
     return { token: fresh, key: k.current }
   }
 
-  const viewOf = async (c: Context<DashEnv>, s: Session | undefined): Promise<View> => ({
+  const viewOf = async (
+    c: Context<DashEnv>,
+    s: Session | undefined,
+    signedIn = s !== undefined,
+  ): Promise<View> => ({
     base: c.get('base'),
     here: `${c.req.path}${new URL(c.req.url).search}`,
     csrf: s ? await csrfToken(s.key, s.token) : '',
     readOnly: options.readOnly || s === undefined,
+    signedIn,
     canLogOut: mode === 'login' && s !== undefined,
     defaultRefreshSeconds: options.defaultRefreshSeconds,
     flash: takeFlash(c),
     horizonWarning: options.horizonWarning,
+    sessionQueries: mount.showSessionQueries ?? false,
   })
 
   const render = (c: Context<DashEnv>, view: View, title: string, body: Html, status = 200, charts = false) =>
@@ -163,7 +176,10 @@ function dashboardApp(
     }
     if (status >= 500) mount.report(error, c)
     c.set('base', c.get('base') ?? options.path)
-    const view = await viewOf(c, undefined)
+    // The frame (navigation, tools) only for a visitor who may see the dashboard.
+    const signedIn =
+      mode !== 'login' || (await verifySession(await getKeys(), getCookie(c, SESSION_COOKIE))) !== undefined
+    const view = await viewOf(c, undefined, signedIn && status !== 401)
     const login =
       status === 401 && mode === 'login' ? html` <a href="${view.base}/login">Log in</a>.` : html``
     const res = await render(
@@ -211,8 +227,17 @@ function dashboardApp(
   app.post('/login', async (c) => {
     if (mode !== 'login') return c.redirect(`${c.get('base')}/`, 303)
     const form = await readForm(c)
+    // Repeated attempts from one client wait longer each time; a refused one is not even checked.
+    const client = clientOf(c, options.clientKey)
+    const gate = await store.attempt(client)
+    if (!gate.admitted) {
+      const seconds = Math.max(1, Math.ceil(gate.waitMs / 1000))
+      c.header('Retry-After', String(seconds))
+      return loginPage(c, `Too many attempts from here: try again in ${seconds} s.`, 429)
+    }
     if (!(await secretMatches(secrets, form.secret ?? '')))
       return loginPage(c, 'That is not the app secret.', 401)
+    await store.succeeded(client)
     setCookie(c, SESSION_COOKIE, await newSession(await getKeys()), cookieOptions(c, SESSION_TTL_MS / 1000))
     return c.redirect(sameDashboard(c.get('base'), form.next), 303)
   })
@@ -233,6 +258,10 @@ function dashboardApp(
     const s = await session(c)
     if (s instanceof Response) return s
     await checkedForm(c, s)
+    if (mode === 'login') {
+      const { id, expiresAt } = sessionId(s.token)!
+      await store.end(id, expiresAt)
+    }
     deleteCookie(c, SESSION_COOKIE, { path: c.get('base'), secure: isHttps(c) })
     return c.redirect(mode === 'login' ? `${c.get('base')}/login` : `${c.get('base')}/`, 303)
   })

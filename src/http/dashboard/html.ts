@@ -106,8 +106,40 @@ export function action(
   return html`<form method="post" action="${view.base}${path}" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="back" value="${options.back ?? view.here}">${fields.map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit" data-action="${name}"${options.danger ? raw(' class="danger"') : ''}>${label}</button></form>`
 }
 
+// The moments a reason names, as the database writes them (admission_iso): "until T" or "at T".
+const REASON_TIME = /\b(until|at) ([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z)/g
+
+/**
+ * A reason's text with each moment it names made relative, the exact time in the tooltip:
+ * "not due until T" reads "not due for another 5 min", "retrying at T" reads "retrying in 5 min".
+ */
+export function reasonText(reason: string, now = Date.now()): Html {
+  const parts: Html[] = []
+  let from = 0
+  for (const match of reason.matchAll(REASON_TIME)) {
+    const date = toDate(match[2])
+    if (!date) continue
+    const delta = date.getTime() - now
+    const future = delta >= 1000
+    const text =
+      match[1] === 'until'
+        ? future
+          ? `for another ${duration(delta)}`
+          : `until ${Math.abs(delta) < 1000 ? 'now' : `${duration(delta)} ago`}`
+        : future
+          ? `in ${duration(delta)}`
+          : Math.abs(delta) < 1000
+            ? 'now'
+            : `${duration(delta)} ago`
+    const iso = date.toISOString()
+    parts.push(html`${reason.slice(from, match.index)}<time datetime="${iso}" title="${iso}">${text}</time>`)
+    from = match.index + match[0].length
+  }
+  return html`${parts}${reason.slice(from)}`
+}
+
 /** A cell stating why a job or partition is not running (empty when nothing stops it). */
-export const reasonCell = (reason: string | null | undefined): Html =>
-  html`<td data-reason>${reason ?? ''}</td>`
+export const reasonCell = (reason: string | null | undefined, now = Date.now()): Html =>
+  html`<td data-reason>${reason ? reasonText(reason, now) : ''}</td>`
 
 export const badge = (text: string, kind = ''): Html => html`<span class="badge ${kind}">${text}</span>`

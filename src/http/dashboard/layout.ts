@@ -34,6 +34,8 @@ function nav(view: View, current: string | undefined): Html {
   )}</ul></nav>`
 }
 
+const THEME_TOGGLE = html`<button type="button" data-theme-toggle aria-label="Switch between light and dark">◐</button>`
+
 function tools(view: View): Html {
   const logout = view.canLogOut
     ? html`<form method="post" action="${view.base}/logout" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><button type="submit" class="link">Log out</button></form>`
@@ -41,7 +43,7 @@ function tools(view: View): Html {
   return html`<div class="tools"><label>Refresh <select data-refresh aria-label="Automatic refresh">${REFRESH.map(
     (s) =>
       html`<option value="${s}"${s === view.defaultRefreshSeconds ? html` selected` : EMPTY}>${s === 0 ? 'off' : `${s} s`}</option>`,
-  )}</select></label><button type="button" data-theme-toggle aria-label="Switch between light and dark">◐</button>${
+  )}</select></label>${THEME_TOGGLE}${
     view.readOnly ? html`<span class="badge">read-only</span>` : EMPTY
   }${logout}</div>`
 }
@@ -61,7 +63,11 @@ ${options.charts ? html`<script src="${assetUrl(view.base, 'uplot.js')}" defer><
 <script src="${assetUrl(view.base, 'dashboard.js')}" defer></script>
 </head><body data-default-refresh="${view.defaultRefreshSeconds}">
 <a class="skip" href="#main">Skip to content</a>
-<header><a class="brand" href="${view.base}/">Sluice</a>${nav(view, options.current)}${tools(view)}</header>
+<header><a class="brand" href="${view.base}/">Sluice</a>${
+    view.signedIn
+      ? html`${nav(view, options.current)}${tools(view)}`
+      : html`<div class="tools">${THEME_TOGGLE}</div>`
+  }</header>
 <main id="main" tabindex="-1"><h1>${title}</h1>${flash}${body}</main>
 </body></html>`
 }

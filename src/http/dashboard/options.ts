@@ -2,6 +2,10 @@ import type { Context } from 'hono'
 import * as z from 'zod'
 import { callable } from '../../callable.js'
 import { ConfigError, toIssues } from '../../errors.js'
+import type { LoginThrottle } from '../../sql/dashboard.js'
+
+/** The log-in's default throttle: 5 attempts in a row, then 1 s, 2 s, 4 s… up to 30 s between attempts. */
+export const LOGIN_THROTTLE: LoginThrottle = { freeAttempts: 5, baseDelayMs: 1000, maxDelayMs: 30_000 }
 
 export interface DashboardOptions {
   /** Where the dashboard is served in the app. Default `/dashboard`. */
@@ -26,6 +30,18 @@ export interface DashboardOptions {
    * Keep it under the platform's request timeout.
    */
   actionBudgetMs?: number
+  /**
+   * How the log-in slows down repeated attempts from one client (see LOGIN_THROTTLE): after
+   * `freeAttempts` in a row, each attempt waits `baseDelayMs`, doubling, at most `maxDelayMs`
+   * after the previous one. A right secret resets the client's count.
+   */
+  loginThrottle?: Partial<LoginThrottle>
+  /**
+   * Who a log-in attempt comes from, for the throttle. Default: the address the platform puts in
+   * `CF-Connecting-IP`, `X-Real-IP`, `X-Vercel-Forwarded-For` or the first of `X-Forwarded-For`,
+   * else the connection's peer address on Node; without any, one bucket shared by every client.
+   */
+  clientKey?: (c: Context) => string | undefined
 }
 
 export interface ResolvedDashboardOptions {
@@ -35,6 +51,8 @@ export interface ResolvedDashboardOptions {
   defaultRefreshSeconds: 0 | 2 | 5 | 15
   horizonWarning: { xminAge?: number; heldMs?: number }
   actionBudgetMs: number
+  loginThrottle: LoginThrottle
+  clientKey: DashboardOptions['clientKey']
 }
 
 const RESERVED = ['/api', '/jobs', '/events', '/drain', '/maintain', '/health', '/metrics', '/openapi.json']
@@ -61,6 +79,15 @@ const objectSchema = z
       .strict()
       .optional(),
     actionBudgetMs: z.number().int().min(0).max(600_000).optional(),
+    loginThrottle: z
+      .object({
+        freeAttempts: z.number().int().min(0).max(1000).optional(),
+        baseDelayMs: z.number().int().min(0).max(3_600_000).optional(),
+        maxDelayMs: z.number().int().min(0).max(3_600_000).optional(),
+      })
+      .strict()
+      .optional(),
+    clientKey: callable().optional(),
   })
   .strict()
 
@@ -88,5 +115,7 @@ export function resolveDashboardOptions(
     defaultRefreshSeconds: option.defaultRefreshSeconds ?? 0,
     horizonWarning: option.horizonWarning ?? {},
     actionBudgetMs: option.actionBudgetMs ?? 10_000,
+    loginThrottle: { ...LOGIN_THROTTLE, ...option.loginThrottle },
+    clientKey: option.clientKey,
   }
 }

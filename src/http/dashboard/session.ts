@@ -44,6 +44,12 @@ export async function newSession(keys: SessionKeys, now = Date.now()): Promise<s
   return `${body}.${await sign(keys.current, body)}`
 }
 
+/** A session token's nonce (its id, which a logout ends) and expiry; undefined for a malformed one. */
+export function sessionId(token: string): { id: string; expiresAt: Date } | undefined {
+  const match = /^([0-9]{1,15})\.([0-9a-f]{32})\./.exec(token)
+  return match ? { id: match[2]!, expiresAt: new Date(Number(match[1])) } : undefined
+}
+
 /** The key that signed `token` when it is a valid, unexpired session; undefined otherwise. */
 export async function verifySession(
   keys: SessionKeys,

@@ -6,10 +6,17 @@ export interface View {
   here: string
   csrf: string
   readOnly: boolean
+  /**
+   * Whether the visitor may see the dashboard (a session, or no log-in needed): the log-in page
+   * and errors shown to anyone else have no navigation, refresh selector or badge.
+   */
+  signedIn: boolean
   /** Whether the log-out button is shown (sessions come from the log-in page). */
   canLogOut: boolean
   defaultRefreshSeconds: number
   flash: { text: string; error: boolean } | undefined
   /** The database page's warning thresholds (the dashboard's `horizonWarning` option). */
   horizonWarning: { xminAge?: number; heldMs?: number }
+  /** Whether the database page shows other sessions' SQL text (createApp's `showSessionQueries`). */
+  sessionQueries: boolean
 }

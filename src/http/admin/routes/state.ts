@@ -4,7 +4,7 @@ import { type Operation, operation } from '../operation.js'
 import * as s from '../schemas.js'
 import { ADMIN, refused } from './common.js'
 
-export function stateOperations(sluice: Sluice): Operation[] {
+export function stateOperations(sluice: Sluice, showSessionQueries: boolean): Operation[] {
   const { inspect } = sluice
   return [
     operation({
@@ -37,6 +37,8 @@ export function stateOperations(sluice: Sluice): Operation[] {
       path: '/database',
       summary:
         "Sluice's tables (tuples, bloat, size, autovacuum) and what holds the xmin horizon, with a warning",
+      description:
+        "Tuple counts are PostgreSQL's estimates (pg_stat_user_tables). Other sessions' SQL text (`query`) is null unless the app is created with `showSessionQueries: true`.",
       tags: ['status'],
       security: ADMIN,
       query: s.databaseQuery,
@@ -46,7 +48,7 @@ export function stateOperations(sluice: Sluice): Operation[] {
           ...(query.xminAge === undefined ? {} : { xminAge: query.xminAge }),
           ...(query.heldMs === undefined ? {} : { heldMs: query.heldMs }),
         }
-        return { status: 200, body: await inspect.database(thresholds) }
+        return { status: 200, body: await inspect.database(thresholds, { queries: showSessionQueries }) }
       },
     }),
     operation({

@@ -53,7 +53,26 @@ export const jobRow = z.object({
 
 export const jobsResponse = z.object({ jobs: z.array(jobRow), nextCursor: z.string().nullable() })
 
-export const jobResponse = jobRow.extend({ errors: z.array(z.unknown()) })
+const jobAttempt = z.object({
+  attempt: z.number(),
+  outcome: z.enum(['running', 'failed']),
+  startedAt: ts.nullable().meta({ description: 'The end minus the duration; null when not recorded' }),
+  endedAt: ts.nullable(),
+  durationMs: z.number().nullable(),
+  invocation: z.string().nullable().meta({ description: 'The drain invocation that ran it' }),
+  error: z
+    .object({ name: z.string().nullable(), message: z.string().nullable(), code: z.string().nullable() })
+    .nullable(),
+})
+
+export const jobResponse = jobRow.extend({
+  errors: z.array(z.unknown()),
+  runningIn: z.string().nullable().meta({ description: 'The drain invocation running it now' }),
+  timeline: z.array(jobAttempt).meta({
+    description:
+      'Its attempts, oldest first: each failure its error history keeps (the last ten), then the running one',
+  }),
+})
 
 export const batchResponse = z.object({
   id: z.string(),

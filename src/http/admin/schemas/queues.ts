@@ -14,6 +14,7 @@ export const queueRow = z.object({
   queue: z.string(),
   ready: z.number(),
   delayed: z.number(),
+  retrying: z.number().meta({ description: 'Of the delayed, those backing off before a retry' }),
   inFlight: z.number(),
   deadLettered: z.number(),
   oldestReadyAgeSeconds: z.number(),

@@ -163,6 +163,10 @@ export const eventsResponse = z.object({
       lastDeliveryAt: ts.nullable(),
     }),
   ),
+  routedLastHour: z.number().meta({
+    description:
+      'Events of the last hour delivered to at least one subscriber, directly published or relayed',
+  }),
   outbox: z.object({
     pending: z.number(),
     oldestPendingAgeSeconds: z.number(),

@@ -12,8 +12,10 @@ export const eventsPage: Page = {
     const outbox = html`<div class="tiles">
 <div class="tile${o.pending > 0 && o.oldestPendingAgeSeconds > 60 ? ' bad' : ''}"><span>Outbox pending</span><strong>${number(o.pending)}</strong></div>
 <div class="tile"><span>Oldest pending</span><strong>${o.pending > 0 ? duration(o.oldestPendingAgeSeconds * 1000) : '—'}</strong></div>
-<div class="tile"><span>Published, last hour</span><strong>${number(o.publishedLastHour)}</strong></div>
-</div>`
+<div class="tile" data-published><span>Published, last hour</span><strong>${number(events.routedLastHour)}</strong></div>
+<div class="tile"><span>Relayed from the outbox, last hour</span><strong>${number(o.publishedLastHour)}</strong></div>
+</div>
+<p class="muted">Published: events delivered to at least one subscriber, directly or through the outbox.</p>`
     const subscribers = table(
       'Subscribers',
       ['Subscriber', 'Topic pattern', 'Queue', 'Deliveries, last hour', 'Processed marks', 'Last delivery'],

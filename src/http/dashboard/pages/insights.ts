@@ -56,7 +56,7 @@ export const insightsPage: Page = {
       stats.slowest.map(
         (
           r,
-        ) => html`<tr><td>${r.name}</td><td class="num">${number(r.runs)}</td><td class="num">${ms(r.avgDurationMs)}</td>
+        ) => html`<tr><td class="nowrap">${r.name}</td><td class="num">${number(r.runs)}</td><td class="num">${ms(r.avgDurationMs)}</td>
 <td class="num">${ms(r.p95DurationMs)}</td><td class="num">${ms(r.maxDurationMs)}</td></tr>`,
       ),
       'Nothing finished in this window.',

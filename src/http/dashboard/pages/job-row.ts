@@ -16,7 +16,7 @@ export const JOB_HEADERS = [
 
 export function jobRow(view: View, job: JobRow): Html {
   return html`<tr data-job-id="${job.id}" data-state="${job.state}"><td class="mono"><a href="${view.base}/jobs/${job.id}">${job.id}</a></td>
-<td>${job.name}</td><td>${job.queue}</td><td><span class="state ${job.state}">${job.state}</span></td>
+<td class="nowrap">${job.name}</td><td class="nowrap">${job.queue}</td><td><span class="state ${job.state}">${job.state}</span></td>
 <td class="num">${job.attempts}/${job.maxAttempts}</td><td>${time(job.runAt)}</td><td>${time(job.enqueuedAt)}</td>
 ${reasonCell(job.reason)}<td class="error-text">${job.lastError?.message ?? ''}</td></tr>`
 }

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../../errors.js'
-import { action, EMPTY, html, pretty, reasonCell, section, time } from '../html.js'
+import { action, duration, EMPTY, html, pretty, reasonCell, section, table, time } from '../html.js'
 import type { Page } from './types.js'
 
 export const jobPage: Page = {
@@ -39,7 +39,21 @@ ${job.batchId !== null ? html`<tr><th scope="row">Batch</th><td><a href="${view.
     const errors = job.errors.length
       ? html`<ol class="errors">${[...job.errors].reverse().map((e) => html`<li>${pretty(e)}</li>`)}</ol>`
       : html`<p class="empty">No failed attempt.</p>`
+    const attempts = table(
+      'Attempts',
+      ['Attempt', 'Started', 'Ended', 'Ran for', 'Drain', 'Outcome'],
+      job.timeline.map(
+        (
+          a,
+        ) => html`<tr data-attempt="${a.attempt}" data-outcome="${a.outcome}"><td class="num">${a.attempt}</td>
+<td>${time(a.startedAt)}</td><td>${a.outcome === 'running' ? html`<span class="state running">running</span>` : time(a.endedAt)}</td>
+<td class="num">${a.durationMs === null ? '—' : duration(a.durationMs)}</td><td class="mono nowrap">${a.invocation ?? '—'}</td>
+<td class="error-text">${a.error ? `${a.error.name ?? 'Error'}: ${a.error.message ?? ''}` : ''}</td></tr>`,
+      ),
+      job.attempts === 0 ? 'Not run yet.' : 'No attempt recorded.',
+    )
     const body = html`${actions}${facts}
+${section('Attempts', attempts)}
 ${section('Payload', pretty(job.payload))}
 ${section('Error history, newest first', errors)}`
     return { title: `Job ${job.id}`, body }

@@ -1,4 +1,4 @@
-import { duration, EMPTY, type Html, html, jsonData, number, section, table, time } from '../html.js'
+import { badge, duration, EMPTY, type Html, html, jsonData, number, section, table, time } from '../html.js'
 import type { Page } from './types.js'
 
 /** "~1,200" where a count is estimated from a sample of a large table. */
@@ -12,9 +12,14 @@ export const overviewPage: Page = {
   route: '/',
   nav: '/',
   async render(sluice, view) {
-    // The whole page is one statement: inspect.overview().
-    const o = await sluice.inspect.overview()
+    // inspect.overview(), and the queues' pause and breaker states to mark them.
+    const [o, states] = await Promise.all([sluice.inspect.overview(), sluice.inspect.queueStates()])
     const now = new Date(o.now).getTime()
+    const stopped = new Map<string, string>()
+    for (const q of states) {
+      if (q.paused) stopped.set(q.name, 'paused')
+      else if (q.breakerUntil && new Date(q.breakerUntil).getTime() > now) stopped.set(q.name, 'breaker open')
+    }
     const estimated = o.queues.some((q) => q.estimated)
     const failures = o.lastHour.failed + o.lastHour.dead + o.lastHour.expired
     const tiles: Html = html`<div class="tiles">
@@ -34,7 +39,9 @@ export const overviewPage: Page = {
       o.queues.map(
         (
           q,
-        ) => html`<tr data-queue="${q.queue}"><th scope="row"><a href="${view.base}/jobs?queue=${encodeURIComponent(q.queue)}">${q.queue}</a></th>
+        ) => html`<tr data-queue="${q.queue}"${stopped.has(q.queue) ? html` data-paused` : EMPTY}><th scope="row" class="nowrap"><a href="${view.base}/jobs?queue=${encodeURIComponent(q.queue)}">${q.queue}</a>${
+          stopped.has(q.queue) ? html` ${badge(stopped.get(q.queue)!, 'paused')}` : EMPTY
+        }</th>
 <td class="num">${depthCount(q.ready, q.margin.ready)}</td><td class="num">${depthCount(q.scheduled, q.margin.scheduled)}</td>
 <td class="num">${depthCount(q.retrying, q.margin.retrying)}</td><td class="num">${number(q.running)}</td>
 <td class="num">${number(q.blocked)}</td>

@@ -30,7 +30,8 @@ export const queuesPage: Page = {
       }${action(view, `/queues/${q}/purge`, 'purge', 'Purge…', { danger: true })}`
       return html`<tr data-queue="${name}"><th scope="row"><a href="${view.base}/jobs?queue=${q}">${name}</a></th>
 <td>${s?.paused ? html`paused ${time(s.pausedAt)}` : 'running'}</td>
-<td class="num">${number(m?.ready)}</td><td class="num">${number(m?.delayed)}</td><td class="num">${number(m?.inFlight)}</td>
+<td class="num">${number(m?.ready)}</td><td class="num">${number(m && m.delayed - m.retrying)}</td>
+<td class="num">${number(m?.retrying)}</td><td class="num">${number(m?.inFlight)}</td>
 <td class="num">${m && m.ready > 0 ? duration(m.oldestReadyAgeSeconds * 1000) : '—'}</td>
 <td>${breaker}${s && s.trips > 0 ? html` <span class="muted">(tripped ${plural(s.trips, 'time')})</span>` : EMPTY}</td>
 <td>${holder}</td><td class="num">${s?.globalCap ?? '—'}</td><td class="actions">${actions}</td></tr>`
@@ -42,6 +43,7 @@ export const queuesPage: Page = {
         'State',
         'Ready',
         'Scheduled',
+        'Retrying',
         'Running',
         'Oldest ready',
         'Breaker',

@@ -15,7 +15,11 @@ export const recurringPage: Page = {
       tasks.map((task) => {
         const last = task.lastRun
         return html`<tr data-recurring="${task.task}"><th scope="row">${task.task}</th><td class="mono">${task.cron}</td>
-<td>${task.timezone}</td><td>${task.job}</td><td>${time(task.nextSlot)}</td><td>${time(task.lastSlot)}</td>
+<td>${task.timezone}</td><td>${task.job}</td><td>${time(task.nextSlot)}</td>
+<td>${
+          // The stored last slot of a task that never ran is only where its schedule started.
+          last ? time(task.lastSlot) : html`<span class="muted">—</span>`
+        }</td>
 <td>${
           last
             ? html`${
