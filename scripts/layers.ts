@@ -14,7 +14,10 @@ interface Layer {
 }
 
 export const LAYERS: Layer[] = [
-  { name: 'foundation', members: ['errors.ts', 'names.ts', 'json.ts', 'callable.ts', 'crypto/'] },
+  {
+    name: 'foundation',
+    members: ['errors.ts', 'names.ts', 'json.ts', 'callable.ts', 'optional.ts', 'crypto/'],
+  },
   { name: 'db', members: ['db/'] },
   { name: 'sql', members: ['sql/'] },
   { name: 'migrate', members: ['migrate/'] },
