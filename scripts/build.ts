@@ -141,6 +141,9 @@ const NODE_BANNER =
   "import { createRequire as __sluiceCreateRequire } from 'node:module';" +
   'const require = __sluiceCreateRequire(import.meta.url);'
 
+/** Registers the bundled pg with the library's optional-peer loader (see src/optional.ts). */
+export const BUNDLED_PG = 'src/db/bundle-pg.ts'
+
 export function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
   const common: esbuild.BuildOptions = {
     absWorkingDir: root,
@@ -164,6 +167,9 @@ export function bundleOptions(root: string, fn: FunctionBundle, outfile: string)
       platform: 'node',
       target: 'node20',
       banner: { js: NODE_BANNER },
+      // The library imports its drivers by a name bundlers leave alone (src/optional.ts); a function
+      // ships no node_modules, so this file hands it the bundled pg (evaluated at the first connect).
+      inject: [join(root, BUNDLED_PG)],
       // Loaded on demand for `pglite:` URLs and by pg's optional native binding: never on a platform.
       external: ['@electric-sql/pglite', 'pg-native'],
     }
