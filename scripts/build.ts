@@ -7,6 +7,7 @@
  *   npm run build                   library + functions
  *   npm run build -- --vercel       also .vercel/output (Vercel's Build Output API)
  *   npm run build -- --functions    functions only
+ *   npm run build -- --library      library only (npm pack runs this as prepack)
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -407,6 +408,7 @@ if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
     await build({
       root,
       library: !args.has('--functions'),
+      functions: !args.has('--library'),
       vercelOutput: args.has('--vercel') ? join(root, '.vercel/output') : false,
     })
   } catch (error) {
