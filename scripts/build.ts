@@ -29,12 +29,17 @@ export interface FunctionBundle {
   target: FunctionTarget
   /** Where the bundle goes in Vercel's Build Output API, and with what limits. */
   vercel?: { path: string; maxDurationS?: number }
+  /**
+   * Bundle Sluice's migrations (about 160 KiB of SQL)? Default true. The drain and maintenance
+   * functions leave them out: the deploy runs `sluice migrate`, and their migrate() says so.
+   */
+  migrations?: boolean
 }
 
 /** Every deployable function. serverless.yml and vercel.json point at these outputs. */
 export const FUNCTIONS: readonly FunctionBundle[] = [
-  { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node' },
-  { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node' },
+  { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node', migrations: false },
+  { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node', migrations: false },
   { entry: 'functions/aws/api.ts', out: 'aws/api.mjs', target: 'node' },
   {
     entry: 'functions/vercel/api.ts',
@@ -145,6 +150,20 @@ const NODE_BANNER =
 /** Registers the bundled pg with the library's optional-peer loader (see src/optional.ts). */
 export const BUNDLED_PG = 'src/db/bundle-pg.ts'
 
+/**
+ * Replaces the generated migration modules (src/migrate/*.generated.ts, or their dist/ .js) with
+ * `null`, which migrate() refuses with a ConfigError naming `sluice migrate`.
+ */
+export const WITHOUT_MIGRATIONS: esbuild.Plugin = {
+  name: 'sluice-without-migrations',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
+      const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
+      return { contents: `export const ${name} = null\n`, loader: 'js' }
+    })
+  },
+}
+
 export function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
   const common: esbuild.BuildOptions = {
     absWorkingDir: root,
@@ -165,6 +184,7 @@ export function bundleOptions(root: string, fn: FunctionBundle, outfile: string)
   if (fn.target === 'node') {
     return {
       ...common,
+      ...(fn.migrations === false ? { plugins: [WITHOUT_MIGRATIONS] } : {}),
       platform: 'node',
       target: 'node20',
       banner: { js: NODE_BANNER },
