@@ -1,4 +1,4 @@
-import { type Context, Hono } from 'hono'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import * as z from 'zod'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
@@ -17,7 +17,7 @@ export interface DrainRouteParts {
   guard: RouteGuards
   maxBodyBytes: number
   remainingMs?: ((c: Context) => number | undefined) | undefined
-  traced: (route?: string) => ReturnType<typeof traceRoute>
+  traced: (route?: string) => MiddlewareHandler
 }
 
 function remaining(option: DrainRouteParts['remainingMs'], c: Context): number | undefined {
