@@ -7,6 +7,7 @@
  *   npm run build                   library + functions
  *   npm run build -- --vercel       also .vercel/output (Vercel's Build Output API)
  *   npm run build -- --functions    functions only
+ *   npm run build -- --library      library only (npm pack runs this as prepack)
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -28,12 +29,17 @@ export interface FunctionBundle {
   target: FunctionTarget
   /** Where the bundle goes in Vercel's Build Output API, and with what limits. */
   vercel?: { path: string; maxDurationS?: number }
+  /**
+   * Bundle Sluice's migrations (about 160 KiB of SQL)? Default true. The drain and maintenance
+   * functions leave them out: the deploy runs `sluice migrate`, and their migrate() says so.
+   */
+  migrations?: boolean
 }
 
 /** Every deployable function. serverless.yml and vercel.json point at these outputs. */
 export const FUNCTIONS: readonly FunctionBundle[] = [
-  { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node' },
-  { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node' },
+  { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node', migrations: false },
+  { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node', migrations: false },
   { entry: 'functions/aws/api.ts', out: 'aws/api.mjs', target: 'node' },
   {
     entry: 'functions/vercel/api.ts',
@@ -141,6 +147,23 @@ const NODE_BANNER =
   "import { createRequire as __sluiceCreateRequire } from 'node:module';" +
   'const require = __sluiceCreateRequire(import.meta.url);'
 
+/** Registers the bundled pg with the library's optional-peer loader (see src/optional.ts). */
+export const BUNDLED_PG = 'src/db/bundle-pg.ts'
+
+/**
+ * Replaces the generated migration modules (src/migrate/*.generated.ts, or their dist/ .js) with
+ * `null`, which migrate() refuses with a ConfigError naming `sluice migrate`.
+ */
+export const WITHOUT_MIGRATIONS: esbuild.Plugin = {
+  name: 'sluice-without-migrations',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
+      const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
+      return { contents: `export const ${name} = null\n`, loader: 'js' }
+    })
+  },
+}
+
 export function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
   const common: esbuild.BuildOptions = {
     absWorkingDir: root,
@@ -161,9 +184,13 @@ export function bundleOptions(root: string, fn: FunctionBundle, outfile: string)
   if (fn.target === 'node') {
     return {
       ...common,
+      ...(fn.migrations === false ? { plugins: [WITHOUT_MIGRATIONS] } : {}),
       platform: 'node',
       target: 'node20',
       banner: { js: NODE_BANNER },
+      // The library imports its drivers by a name bundlers leave alone (src/optional.ts); a function
+      // ships no node_modules, so this file hands it the bundled pg (evaluated at the first connect).
+      inject: [join(root, BUNDLED_PG)],
       // Loaded on demand for `pglite:` URLs and by pg's optional native binding: never on a platform.
       external: ['@electric-sql/pglite', 'pg-native'],
     }
@@ -401,6 +428,7 @@ if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
     await build({
       root,
       library: !args.has('--functions'),
+      functions: !args.has('--library'),
       vercelOutput: args.has('--vercel') ? join(root, '.vercel/output') : false,
     })
   } catch (error) {

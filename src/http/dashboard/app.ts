@@ -74,17 +74,22 @@ function dashboardApp(
   options: ResolvedDashboardOptions,
   mount: DashboardMountOptions,
 ): Hono<DashEnv> {
-  const secrets = secretsOf(mount.auth, mount.env)
   const mode = options.authorize ? 'authorize' : mount.auth === false ? 'open' : 'login'
-  if (mode === 'login' && secrets.length === 0)
-    throw new ConfigError(
-      'The dashboard logs operators in with the app secret, and there is none: set SLUICE_SECRET or ' +
-        '`auth.secrets`, or pass `dashboard: { authorize }` to decide who may see it yourself.',
-    )
+  // Read at the first request, not at creation: a framework's build has no environment.
+  let known: string[] | undefined
+  const secrets = (): string[] => {
+    known ??= secretsOf(mount.auth, mount.env)
+    if (mode === 'login' && known.length === 0)
+      throw new ConfigError(
+        'The dashboard logs operators in with the app secret, and there is none: set SLUICE_SECRET or ' +
+          '`auth.secrets`, or pass `dashboard: { authorize }` to decide who may see it yourself.',
+      )
+    return known
+  }
   const store = sessionStore(sluice, options.loginThrottle)
   let keys: ReturnType<typeof sessionKeys> | undefined
   const getKeys = () => {
-    keys ??= sessionKeys(secrets)
+    keys ??= sessionKeys(secrets())
     return keys
   }
 
@@ -235,7 +240,7 @@ function dashboardApp(
       c.header('Retry-After', String(seconds))
       return loginPage(c, `Too many attempts from here: try again in ${seconds} s.`, 429)
     }
-    if (!(await secretMatches(secrets, form.secret ?? '')))
+    if (!(await secretMatches(secrets(), form.secret ?? '')))
       return loginPage(c, 'That is not the app secret.', 401)
     await store.succeeded(client)
     setCookie(c, SESSION_COOKIE, await newSession(await getKeys()), cookieOptions(c, SESSION_TTL_MS / 1000))
