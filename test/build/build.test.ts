@@ -26,7 +26,7 @@ describe('the library', () => {
   test('every package.json export has its JS and its types', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as PackageJson
     const subpaths = Object.keys(pkg.exports).filter((key) => key !== './package.json')
-    expect(subpaths).toEqual(['.', './edge', './aws-lambda', './vercel'])
+    expect(subpaths).toEqual(['.', './edge', './aws-lambda', './vercel', './build'])
     for (const key of subpaths) {
       const target = pkg.exports[key] as { types: string; import: string }
       expect(existsSync(inBuild(target.import)), target.import).toBe(true)
