@@ -122,6 +122,11 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
     )
   const only = options.only ? new Set(options.only) : undefined
   const chosen = only ? all.filter((fn) => only.has(fn.entry)) : all
+  const unknown = [...(only ?? [])].filter((entry) => !all.some((fn) => fn.entry === entry))
+  if (unknown.length > 0)
+    throw new BuildError(
+      `Not a function entry: ${unknown.join(', ')}. Entries: ${all.map((fn) => fn.entry).join(', ')}.`,
+    )
   if (options.vercelOutput) {
     // On Vercel the build sees the deployment's environment: a secret every cold start would
     // refuse fails the deploy here instead. (VERCEL=1 there: the secrets must be set too.)
