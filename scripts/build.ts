@@ -7,10 +7,11 @@
  *   npm run build                   library + functions
  *   npm run build -- --vercel       also .vercel/output (Vercel's Build Output API)
  *   npm run build -- --functions    functions only
+ *   npm run build -- --functions --docs   and rewrite docs/deploy.md's size table
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chmod, readdir, rm } from 'node:fs/promises'
+import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import * as esbuild from 'esbuild'
@@ -23,6 +24,7 @@ import {
   type FunctionBundle,
   fileReads,
   nodeImports,
+  sizeTable,
 } from '../src/build/index.js'
 
 export {
@@ -166,6 +168,21 @@ async function buildLibrary(root: string, outDir: string, declarations: boolean)
   return written.sort()
 }
 
+/** The size table in docs/deploy.md sits between these lines. */
+export const DOCS_TABLE = {
+  file: 'docs/deploy.md',
+  start: '<!-- sizes: start (npm run build -- --functions --docs) -->',
+  end: '<!-- sizes: end -->',
+}
+
+/** docs/deploy.md's text with `table` as its size table. */
+export function withSizeTable(doc: string, table: string): string {
+  const from = doc.indexOf(DOCS_TABLE.start)
+  const to = doc.indexOf(DOCS_TABLE.end)
+  if (from < 0 || to < from) throw new BuildError(`${DOCS_TABLE.file} has no size table markers.`)
+  return `${doc.slice(0, from + DOCS_TABLE.start.length)}\n\n\`\`\`\n${table}\n\`\`\`\n\n${doc.slice(to)}`
+}
+
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const root = options.root ?? ROOT
   const outDir = options.outDir ?? join(root, 'dist')
@@ -195,11 +212,16 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   const args = new Set(process.argv.slice(2))
   try {
-    await build({
+    const result = await build({
       root: ROOT,
       library: !args.has('--functions'),
       vercelOutput: args.has('--vercel') ? join(ROOT, '.vercel/output') : false,
     })
+    if (args.has('--docs')) {
+      const path = join(ROOT, DOCS_TABLE.file)
+      await writeFile(path, withSizeTable(await readFile(path, 'utf8'), sizeTable(result.bundles)))
+      console.log(`wrote the size table in ${DOCS_TABLE.file}`)
+    }
   } catch (error) {
     console.error(error instanceof BuildError ? `build failed: ${error.message}` : error)
     process.exit(1)

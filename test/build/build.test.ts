@@ -2,7 +2,15 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { BuildError, build, FUNCTIONS, isNodeBuiltin, sizeTable } from '../../scripts/build.js'
+import {
+  BuildError,
+  build,
+  DOCS_TABLE,
+  FUNCTIONS,
+  isNodeBuiltin,
+  sizeTable,
+  withSizeTable,
+} from '../../scripts/build.js'
 import { buildToTemp, root, setEnv, type TempBuild } from '../helpers/build.js'
 import { parseYaml } from '../helpers/yaml.js'
 
@@ -66,6 +74,13 @@ describe('the function bundles', () => {
     expect(table).toBeDefined()
     for (const bundle of built.bundles) expect(table).toContain(bundle.file)
     expect(sizeTable(built.bundles).split('\n')).toHaveLength(built.bundles.length + 2)
+  })
+
+  test("docs/deploy.md's size table is the build's (npm run build -- --functions --docs rewrites it)", async () => {
+    const doc = await readFile(join(root, DOCS_TABLE.file), 'utf8')
+    expect(doc, 'stale: run `npm run build -- --functions --docs`').toBe(
+      withSizeTable(doc, sizeTable(built.bundles)),
+    )
   })
 
   test('the edge bundle stays small and free of Node', async () => {
