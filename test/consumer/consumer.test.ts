@@ -11,6 +11,7 @@
  *   sluice init next → next build (no DATABASE_URL, no SLUICE_SECRET) → next start
  *     → POST /api/sluice/jobs/send-welcome 202, POST /api/sluice/drain 200
  *   sluice init cloudflare → sluice build → wrangler deploy --dry-run → exit 0
+ *   node server.mjs (Express, Sluice mounted at /sluice) → POST /sluice/jobs/… 202, /sluice/drain 200
  *
  * `npm run test:consumer` (its own step in .ci/run: it needs the npm registry or npm's cache).
  */
@@ -308,5 +309,62 @@ describe('sluice init cloudflare → sluice build → wrangler deploy --dry-run'
     )
     expect(`${stdout}${stderr}`).toContain('--dry-run: exiting now.')
     steps.push('     wrangler deploy --dry-run → "--dry-run: exiting now."')
+  })
+})
+
+describe('an Express server with Sluice mounted', () => {
+  test('answers an enqueue (202) and a drain (200) under /sluice', async () => {
+    const dir = await consumer.sub('express')
+    await writeFile(
+      join(dir, 'server.mjs'),
+      `import express from 'express'
+import { getRequestListener } from '@hono/node-server'
+import { createApp, createSluice, defineJob } from 'sluice'
+import * as z from 'zod'
+
+const sendWelcome = defineJob({
+  name: 'send-welcome',
+  queue: 'emails',
+  input: z.object({ email: z.email() }),
+  run: async () => {},
+})
+const sluice = createSluice({ jobs: [sendWelcome] })
+
+const app = express()
+app.use('/sluice', getRequestListener(createApp(sluice).fetch))
+app.get('/', (req, res) => res.send('your app'))
+const server = app.listen(Number(process.env.PORT), '127.0.0.1')
+process.on('SIGTERM', () => server.close(() => sluice.close().then(() => process.exit(0))))
+`,
+    )
+    const port = await freePort()
+    const server = startProcess(process.execPath, ['server.mjs'], {
+      cwd: dir,
+      env: { ...runtimeEnv, PORT: String(port) },
+    })
+    try {
+      const base = `http://127.0.0.1:${port}/sluice`
+      await waitFor(
+        async () => ((await fetch(`${base}/health`)).ok ? true : undefined),
+        30_000,
+        `express (${server.output()})`,
+      )
+      const call = (path: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      expect(
+        (await call('/jobs/send-welcome', { input: { email: 'max@example.com' } })).status,
+        server.output(),
+      ).toBe(202)
+      const drained = await call('/drain', { queues: ['emails'] })
+      expect(drained.status, server.output()).toBe(200)
+      expect(await drained.json()).toMatchObject({ completed: 1 })
+      steps.push('     express: POST /sluice/jobs/send-welcome → 202; POST /sluice/drain → 200, completed 1')
+    } finally {
+      await server.stop()
+    }
   })
 })

@@ -26,6 +26,8 @@ export const DEV_DEPENDENCIES = {
   '@types/react': '^19',
   '@types/react-dom': '^19',
   wrangler: '^4',
+  express: '^5',
+  '@hono/node-server': '^2',
 }
 
 /** Each step's command line and what it answered, for the log and the report. */
