@@ -24,6 +24,7 @@ import {
   type FunctionBundle,
   fileReads,
   nodeImports,
+  pgProvider,
   sizeTable,
 } from '../src/build/index.js'
 
@@ -86,7 +87,12 @@ export interface BuildResult {
 
 /** esbuild's options for one of the functions (the public preset, with this repository's paths). */
 export function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
-  return { ...esbuildPreset(fn.target), absWorkingDir: root, entryPoints: [join(root, fn.entry)], outfile }
+  return {
+    ...esbuildPreset(fn.target, fn.target === 'node' ? { inject: [pgProvider()] } : {}),
+    absWorkingDir: root,
+    entryPoints: [join(root, fn.entry)],
+    outfile,
+  }
 }
 
 async function sourceFiles(dir: string): Promise<string[]> {

@@ -14,7 +14,10 @@ interface Layer {
 }
 
 export const LAYERS: Layer[] = [
-  { name: 'foundation', members: ['errors.ts', 'names.ts', 'json.ts', 'callable.ts', 'crypto/'] },
+  {
+    name: 'foundation',
+    members: ['errors.ts', 'names.ts', 'json.ts', 'callable.ts', 'optional.ts', 'crypto/'],
+  },
   { name: 'db', members: ['db/'] },
   { name: 'sql', members: ['sql/'] },
   { name: 'migrate', members: ['migrate/'] },
@@ -35,11 +38,18 @@ const ZOD = {
   },
 }
 
-/** The import specifiers that reach `member` from a file in a folder of src/ and from a file at its root. */
-function specifiers(member: string): { fromFolder: string[]; fromRoot: string[] } {
-  if (member.endsWith('/')) return { fromFolder: [`../${member}**`], fromRoot: [`./${member}**`] }
-  const js = member.replace(/\.ts$/, '.js')
-  return { fromFolder: [`../${js}`], fromRoot: [`./${js}`] }
+/**
+ * How many folders deep src/ goes, plus room to grow: a file that deep reaches the top of src/
+ * with that many `../`. A pattern is written for every depth, because `../cli/**` matches only
+ * one folder up and would let `../../../cli/main.js` from src/http/admin/routes/ through.
+ */
+export const MAX_DEPTH = 6
+
+/** The import specifiers that reach `member` from a file in a folder of src/ (any depth) and from a file at its root. */
+export function specifiers(member: string): { fromFolder: string[]; fromRoot: string[] } {
+  const target = member.endsWith('/') ? `${member}**` : member.replace(/\.ts$/, '.js')
+  const fromFolder = Array.from({ length: MAX_DEPTH }, (_, i) => `${'../'.repeat(i + 1)}${target}`)
+  return { fromFolder, fromRoot: [`./${target}`] }
 }
 
 function includes(member: string): string[] {

@@ -94,7 +94,11 @@ export interface Logger {
 
 export interface ResolvedConfig {
   readonly logger: Logger
-  readonly database: string | Db
+  /**
+   * The database option, else DATABASE_URL. Undefined when neither is set: that is an error at
+   * the first operation (not at creation, so that a framework's build needs no database).
+   */
+  readonly database: string | Db | undefined
   readonly schema: string
   /** Jobs and subscribers (a subscriber is a job whose input is the event envelope), by name. */
   readonly jobs: ReadonlyMap<string, AnyJob>
@@ -235,10 +239,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
       [{ path: ['env', 'SLUICE_SCHEMA'], message }],
     )
   }
-  const database = options.database ?? env.DATABASE_URL
-  if (!database) {
-    throw new ConfigError('No database: pass `database` (a URL or an adapter) or set DATABASE_URL.')
-  }
+  const database = options.database ?? (env.DATABASE_URL || undefined)
   const jobs = new Map<string, AnyJob>()
   for (const job of options.jobs ?? []) {
     if (jobs.has(job.name)) throw new ConfigError(`Two jobs are named "${job.name}".`)

@@ -7,6 +7,7 @@ import type { Db } from './db/types.js'
 import { observedDurations } from './drain/budget.js'
 import { drain } from './drain/drain.js'
 import type { DrainOptions, DrainSummary } from './drain/options.js'
+import { ConfigError } from './errors.js'
 import { type EventsApi, eventsApi } from './events/api.js'
 import { eventTasks } from './events/tasks.js'
 import {
@@ -119,7 +120,17 @@ function replayRow(row: DeadLetterRow, job: AnyJob | undefined, maxPayloadBytes:
   return { ...prepared, id: row.id }
 }
 
-/** Creates a Sluice instance. Nothing connects until the first operation. */
+/** The database to run on; checked at the first operation, so that creating a Sluice needs no environment. */
+async function open(database: string | Db | undefined, source: string): Promise<Db> {
+  if (database === undefined)
+    throw new ConfigError('No database: pass `database` (a URL or an adapter) or set DATABASE_URL.')
+  return typeof database === 'string' ? connect(database, { source }) : database
+}
+
+/**
+ * Creates a Sluice instance. Nothing connects until the first operation, and nothing from the
+ * environment is required before it: a missing DATABASE_URL is an error at the first operation.
+ */
 export function createSluice(options: SluiceOptions): Sluice {
   const config = resolveConfig(options)
   const hooks = new HookRunner(config.hooks)
@@ -145,7 +156,7 @@ export function createSluice(options: SluiceOptions): Sluice {
   let opened: Promise<Db> | undefined
   const db = (): Promise<Db> => {
     opened ??= Promise.all([
-      typeof config.database === 'string' ? connect(config.database) : Promise.resolve(config.database),
+      open(config.database, options.database === undefined ? 'DATABASE_URL' : 'database'),
       // @opentelemetry/api, when installed, is imported with the first connection.
       tracing.ready(),
     ]).then(

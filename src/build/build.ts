@@ -9,13 +9,14 @@
  */
 import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { join, relative, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { ConfigError } from '../errors.js'
 import { deployEnvProblems } from '../platforms/secrets.js'
 import { BuildError } from './errors.js'
 import { discoverFunctions, type FunctionBundle } from './functions.js'
-import { esbuildPreset, fileReads, type MetafileLike, nodeImports } from './preset.js'
+import { esbuildPreset, fileReads, type MetafileLike, nodeImports, pgProvider } from './preset.js'
 import { type BundleReport, sizeTable } from './sizes.js'
 import { writeVercelOutput } from './vercel-output.js'
 
@@ -65,14 +66,14 @@ async function bundle(
   root: string,
   outDir: string,
   fn: FunctionBundle,
-  external: readonly string[],
+  choices: { external: readonly string[]; inject: readonly string[] },
 ): Promise<BundleReport> {
   if (!existsSync(join(root, fn.entry))) throw new BuildError(`Missing function entry ${fn.entry}`)
   const outfile = join(outDir, 'functions', fn.out)
   let metafile: MetafileLike & { outputs: object }
   try {
     const result = await esbuild.build({
-      ...esbuildPreset(fn.target, { external }),
+      ...esbuildPreset(fn.target, choices),
       absWorkingDir: root,
       entryPoints: [join(root, fn.entry)],
       outfile,
@@ -110,6 +111,15 @@ async function bundle(
   }
 }
 
+function resolves(root: string, name: string): boolean {
+  try {
+    createRequire(join(root, 'package.json')).resolve(name)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Bundles the project's functions into `<outDir>/functions/`, in parallel; prints the size table. */
 export async function buildFunctions(options: BuildFunctionsOptions = {}): Promise<FunctionsBuild> {
   const root = resolve(options.root ?? process.cwd())
@@ -136,8 +146,10 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
   }
   const esbuild = await loadEsbuild()
   await rm(join(outDir, 'functions'), { recursive: true, force: true })
+  // A project with pg installed gets it bundled into its Node functions (they ship no node_modules).
+  const inject = resolves(root, 'pg') ? [pgProvider()] : []
   const bundles = await Promise.all(
-    chosen.map((fn) => bundle(esbuild, root, outDir, fn, options.external ?? [])),
+    chosen.map((fn) => bundle(esbuild, root, outDir, fn, { external: options.external ?? [], inject })),
   )
   log(sizeTable(bundles))
   if (options.vercelOutput) {

@@ -17,6 +17,7 @@ export {
   nodeImports,
   type PresetChoices,
   type PresetOptions,
+  pgProvider,
 } from './preset.js'
 export { type BundleReport, sizeTable } from './sizes.js'
 export {

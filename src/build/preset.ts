@@ -3,13 +3,18 @@
  * and for anyone calling esbuild themselves:
  *
  *   import * as esbuild from 'esbuild'
- *   import { esbuildPreset } from 'sluice/build'
- *   await esbuild.build({ ...esbuildPreset('node'), entryPoints: ['functions/aws/drain.ts'], outfile: 'dist/drain.mjs' })
+ *   import { esbuildPreset, pgProvider } from 'sluice/build'
+ *   await esbuild.build({
+ *     ...esbuildPreset('node', { inject: [pgProvider()] }),
+ *     entryPoints: ['functions/aws/drain.ts'],
+ *     outfile: 'dist/functions/aws/drain.mjs',
+ *   })
  *
  * No esbuild import here: the options are plain data, so this module loads (and type-checks)
  * without esbuild installed.
  */
 import { builtinModules } from 'node:module'
+import { fileURLToPath } from 'node:url'
 
 /** `node`: Lambda, Vercel's Node.js runtime. `edge`: Vercel Edge, Cloudflare Workers (no Node built-ins). */
 export type FunctionTarget = 'node' | 'edge'
@@ -35,6 +40,15 @@ export function isNodeBuiltin(path: string): boolean {
   return path.startsWith('node:') || NODE_BUILTINS.has(path) || NODE_BUILTINS.has(path.split('/')[0]!)
 }
 
+/**
+ * The module that registers a bundled pg with Sluice's driver loader (`db/bundle-pg`), for
+ * `inject`: the Node functions then connect to `postgres://` URLs without a node_modules.
+ */
+export function pgProvider(): string {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js'
+  return fileURLToPath(new URL(`../db/bundle-pg.${ext}`, import.meta.url))
+}
+
 /** The subset of esbuild's BuildOptions the preset sets (structurally compatible with them). */
 export interface PresetOptions {
   bundle: true
@@ -50,6 +64,7 @@ export interface PresetOptions {
   target: string
   banner?: { js: string }
   external: string[]
+  inject?: string[]
   conditions?: string[]
   mainFields?: string[]
 }
@@ -59,6 +74,12 @@ export interface PresetChoices {
   external?: readonly string[]
   /** Default true. */
   minify?: boolean
+  /**
+   * Files bundled into every Node function before its entry: `pgProvider()` here makes the
+   * bundle carry pg (optional drivers are loaded by a name bundlers leave alone, so a function
+   * that ships no node_modules needs its driver provided).
+   */
+  inject?: readonly string[]
 }
 
 /**
@@ -88,6 +109,7 @@ export function esbuildPreset(target: FunctionTarget, choices: PresetChoices = {
       target: 'node20',
       banner: { js: NODE_BANNER },
       external: [...NODE_EXTERNALS, ...extra],
+      ...(choices.inject?.length ? { inject: [...choices.inject] } : {}),
     }
   }
   return {

@@ -1,6 +1,7 @@
 import { access } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { importOptional } from '../optional.js'
 import type { Sluice } from '../sluice.js'
 import { CliError, EXIT, UsageError } from './errors.js'
 
@@ -72,7 +73,10 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
   if (!/\.[cm]?ts$/.test(path) || runningFromSource) return import(url)
   let register: () => unknown
   try {
-    ;({ register } = await import('tsx/esm/api'))
+    ;({ register } = await importOptional<{ register: () => unknown }>(
+      'tsx/esm/api',
+      `--config ${displayPath(path)}`,
+    ))
   } catch {
     throw new CliError(`Loading ${displayPath(path)} needs tsx, which is not installed.`, {
       code: 'INVALID_CONFIG',
@@ -119,6 +123,18 @@ export async function loadApp(path: string, context: ConfigContext): Promise<App
       hint: 'Export `createSluice({...})`, or a function `({ database }) => createSluice({ database, ... })`.',
     })
   }
+  // An instance created at import time, with no database option and no DATABASE_URL: it cannot be
+  // handed the database the CLI chose (the embedded one), and would fail at its first operation.
+  if (typeof exported !== 'function' && sluice.config.database === undefined)
+    throw new CliError(
+      `${shown} exports a Sluice with no database: No database option and no DATABASE_URL.`,
+      {
+        code: 'INVALID_CONFIG',
+        hint:
+          'To let the CLI give it the embedded database, export a function: ' +
+          '`export default ({ database }) => createSluice({ database, ... })`; or set DATABASE_URL.',
+      },
+    )
   const setup = mod.setup
   if (setup !== undefined && typeof setup !== 'function')
     throw new CliError(`The export \`setup\` of ${shown} is not a function.`, { code: 'INVALID_CONFIG' })

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { inClass, SQLSTATE, SQLSTATE_CLASS } from '../db/sqlstate.js'
+import { ConfigError } from '../errors.js'
+import { importOptional } from '../optional.js'
 import { CliError, EXIT } from './errors.js'
 import { displayPath } from './load-config.js'
 import { acquire, currentHolder, type Holder, type Lock, lockFile } from './lock.js'
@@ -53,6 +55,23 @@ const busyHint = (dir: string): string =>
   `processes can work at once. If no such sluice process is running, delete ${displayPath(lockFile(dir))}.`
 
 /**
+ * The embedded database needs @electric-sql/pglite, an optional peer: without it (and without
+ * DATABASE_URL) a command says what to install, exiting as for any database it cannot open.
+ */
+export async function requireEmbedded(command: string): Promise<void> {
+  try {
+    await importOptional('@electric-sql/pglite', `sluice ${command} without DATABASE_URL`)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    throw new CliError(`${error.message.replace(/: install it with .*$/, '')} (the embedded database).`, {
+      code: 'DATABASE_UNAVAILABLE',
+      exitCode: EXIT.DATABASE,
+      hint: 'Install it (`npm install -D @electric-sql/pglite`), or set DATABASE_URL to a PostgreSQL server.',
+    })
+  }
+}
+
+/**
  * Picks where a command runs. DATABASE_URL wins and is used directly. Without it the
  * command needs the embedded database in `<data dir>/pglite`: if `sluice dev` holds it
  * and answers, the command runs inside the dev server; otherwise the command takes the
@@ -82,6 +101,7 @@ export async function chooseTarget(
       return { via: 'dev-server', server, where: `the dev server at ${server.url} (pid ${server.pid})` }
   }
   await options.beforeOpening?.()
+  await requireEmbedded(command)
   const deadline = Date.now() + (options.waitMs ?? 15_000)
   let holder: Holder
   for (;;) {

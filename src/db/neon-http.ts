@@ -1,9 +1,16 @@
-import type { NeonQueryFunction } from '@neondatabase/serverless'
 import { UnsupportedError } from '../errors.js'
 import { toDatabaseError } from './errors.js'
 import type { Db, QueryResult } from './types.js'
 
-type NeonSql = NeonQueryFunction<false, boolean>
+/**
+ * What Sluice needs of the function `neon(url)` returns (structural: the published declarations
+ * never import the optional driver's types).
+ */
+export interface NeonSql<Queued = unknown> {
+  query(text: string, values?: unknown[], options?: { fullResults?: boolean }): PromiseLike<unknown>
+  /** Takes the promises `query` returned (Neon's own type for them is narrower than `query`'s). */
+  transaction(queries: Queued[], options?: { fullResults?: boolean }): PromiseLike<unknown>
+}
 
 interface FullResult {
   rows: Record<string, unknown>[]
@@ -19,7 +26,7 @@ function toResult<R>(result: FullResult): QueryResult<R> {
  * batches as one non-interactive transaction, no interactive transactions.
  * Runs anywhere `fetch` does, edge runtimes included.
  */
-export function fromNeonHttp(sql: NeonSql): Db {
+export function fromNeonHttp<Queued>(sql: NeonSql<Queued>): Db {
   return {
     kind: 'neon-http',
     interactiveTransactions: false,
@@ -36,7 +43,7 @@ export function fromNeonHttp(sql: NeonSql): Db {
     async batch(statements) {
       try {
         const results = (await sql.transaction(
-          statements.map((statement) => sql.query(statement.text, statement.values as unknown[])),
+          statements.map((statement) => sql.query(statement.text, statement.values as unknown[]) as Queued),
           { fullResults: true },
         )) as unknown as FullResult[]
         return results.map((result) => toResult<Record<string, unknown>>(result))

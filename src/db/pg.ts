@@ -1,15 +1,17 @@
-import type { Pool, PoolClient } from 'pg'
-import { runOn } from './client.js'
+import { type ClientLike, runOn } from './client.js'
 import { toDatabaseError } from './errors.js'
 import type { Db, Queryable, QueryResult } from './types.js'
 
-type CheckedOut = Pick<PoolClient, 'query' | 'release'> & {
+// Structural types, so that the published declarations never import the optional driver's.
+/** A client checked out of a pool (pg's `PoolClient`, a Neon `Pool`'s client). */
+export interface CheckedOut extends ClientLike {
+  release(error?: Error | boolean): void
   on?(event: 'error', listener: (error: Error) => void): unknown
   off?(event: 'error', listener: (error: Error) => void): unknown
 }
 
-interface PoolLike {
-  query: Pool['query']
+/** What Sluice needs of a pg `Pool` (or a `Pool` from `@neondatabase/serverless`). */
+export interface PoolLike extends ClientLike {
   connect(): Promise<CheckedOut>
   end(): Promise<void>
 }

@@ -1,9 +1,12 @@
-import type { PGlite } from '@electric-sql/pglite'
-import { runOn } from './client.js'
+import { type ClientLike, runOn } from './client.js'
 import { isDatabaseError, toDatabaseError } from './errors.js'
 import type { Db, QueryResult } from './types.js'
 
-type PGliteLike = Pick<PGlite, 'query' | 'transaction' | 'close'>
+/** What Sluice needs of a `PGlite` instance (structural: the declarations never import the optional driver's). */
+export interface PGliteLike extends ClientLike {
+  transaction<T>(fn: (tx: ClientLike) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
 
 /** A Db over an embedded PGlite instance. `close()` closes it only when `owned`. */
 export function fromPglite(db: PGliteLike, options: { owned?: boolean } = {}): Db {

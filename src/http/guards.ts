@@ -10,6 +10,7 @@ import {
   denyAll,
   middleware,
   type SignatureVerifier,
+  secretSchema,
   signatureVerifier,
 } from './auth.js'
 
@@ -75,10 +76,6 @@ function secretsFromEnv(value: string | undefined): string[] {
     .filter((s) => s !== '')
 }
 
-/**
- * Builds the route guards. Fails closed: with no secret at all (neither option nor
- * environment) it throws, and only an explicit `auth: false` serves routes unauthenticated.
- */
 /** The path a request for `route` is signed with: `/jobs/:name` → `/jobs/send-email`. */
 export function signedPath(route: string, c: Context): string {
   return route.replace(/:([A-Za-z]+)/g, (_, param: string) => c.req.param(param) ?? '')
@@ -87,6 +84,12 @@ export function signedPath(route: string, c: Context): string {
 const signedFor = (verify: SignatureVerifier, route: string): AuthMiddleware =>
   middleware((c) => verify(c, signedPath(route, c)))
 
+/**
+ * Builds the route guards. The options are checked now; the secrets (options or environment)
+ * at the first request that needs them, so that creating an app needs no environment (a
+ * framework's build has none). Fails closed: with no secret at all that request fails with a
+ * ConfigError naming SLUICE_SECRET, and only an explicit `auth: false` serves routes unauthenticated.
+ */
 export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes: number): RouteGuards {
   if (auth === false)
     return { write: () => allowAll, maintain: allowAll, metrics: allowAll, health: allowAll, admin: allowAll }
@@ -98,8 +101,54 @@ export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes
       toIssues(checked.error.issues),
     )
   }
+  let resolved: RouteGuards | undefined
+  const guards = (): RouteGuards => {
+    resolved ??= resolveGuards(auth, env, maxBodyBytes)
+    return resolved
+  }
+  const lazy = (pick: (g: RouteGuards) => AuthMiddleware): AuthMiddleware => {
+    let picked: AuthMiddleware | undefined
+    return middleware((c) => {
+      picked ??= pick(guards())
+      return picked.check(c)
+    })
+  }
+  return {
+    write: (route) => lazy((g) => g.write(route)),
+    maintain: lazy((g) => g.maintain),
+    metrics: auth.publicMetrics ? allowAll : lazy((g) => g.metrics),
+    health: auth.publicHealth === false ? lazy((g) => g.health) : allowAll,
+    admin: lazy((g) => g.admin),
+  }
+}
+
+/**
+ * Checks the secrets by the rules of the middleware factories, naming where they came from
+ * (`SLUICE_SECRET`, not the factory's `tokens.0`) and never echoing a secret.
+ */
+function checkSecrets(secrets: readonly string[], source: string): void {
+  if (secrets.length > 2)
+    throw new ConfigError(
+      `${source} takes at most two secrets (the current one and the next), not ${secrets.length}.`,
+    )
+  if (new Set(secrets).size !== secrets.length)
+    throw new ConfigError(`${source} lists the same secret twice.`)
+  secrets.forEach((secret, i) => {
+    const parsed = secretSchema.safeParse(secret)
+    if (!parsed.success)
+      throw new ConfigError(
+        `${source}${secrets.length > 1 ? ` (secret ${i + 1})` : ''} ${parsed.error.issues[0]?.message}.`,
+        [{ path: [source], message: parsed.error.issues[0]?.message ?? 'invalid' }],
+      )
+  })
+}
+
+function resolveGuards(auth: AppAuthOptions, env: Env, maxBodyBytes: number): RouteGuards {
   const secrets = auth.secrets ?? secretsFromEnv(env.SLUICE_SECRET)
   const cronSecret = auth.cronSecret ?? (env.CRON_SECRET?.trim() || undefined)
+  checkSecrets(secrets, auth.secrets ? 'auth.secrets' : 'SLUICE_SECRET')
+  if (cronSecret !== undefined)
+    checkSecrets([cronSecret], auth.cronSecret ? 'auth.cronSecret' : 'CRON_SECRET')
   if (secrets.length === 0 && cronSecret === undefined) {
     throw new ConfigError(
       'The HTTP app has no secret: set SLUICE_SECRET (and CRON_SECRET for Vercel cron), or pass ' +

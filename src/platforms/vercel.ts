@@ -70,7 +70,12 @@ export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): Ver
     )
   }
   const { maxDurationMs: explicit, basePath = '/api', ...appOptions } = options
-  const maxDurationMs = explicit ?? envMaxDuration(options.env ?? processEnv()) ?? DEFAULT_MAX_DURATION_MS
+  // Read at the first request: a framework's build imports this module without the environment.
+  let maxDurationMs = explicit
+  const limit = (): number => {
+    maxDurationMs ??= envMaxDuration(options.env ?? processEnv()) ?? DEFAULT_MAX_DURATION_MS
+    return maxDurationMs
+  }
 
   const app = new Hono<{ Variables: { sluiceStartedAt: number } }>()
   app.onError(onError(appOptions.onError ?? defaultReporter))
@@ -82,7 +87,7 @@ export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): Ver
   const api = createApp(sluice, {
     ...appOptions,
     remainingMs: (c) =>
-      maxDurationMs - (Date.now() - ((c.get('sluiceStartedAt') as number | undefined) ?? Date.now())),
+      limit() - (Date.now() - ((c.get('sluiceStartedAt') as number | undefined) ?? Date.now())),
   })
   app.route(basePath.replace(/\/$/, '') || '/', api)
   const served = handle(app) as RouteHandler

@@ -10,6 +10,7 @@
  * writes), one per maintenance run, and one per request of the HTTP app.
  */
 import type * as OtelApi from '@opentelemetry/api'
+import { importOptional } from '../optional.js'
 import type { TracerProviderLike, TracingOption } from './option.js'
 
 type Api = typeof OtelApi
@@ -25,7 +26,7 @@ let loading: Promise<Api | undefined> | undefined
 
 /** `@opentelemetry/api`, imported once; undefined when it is not installed. */
 function loadApi(): Promise<Api | undefined> {
-  loading ??= import('@opentelemetry/api').then(
+  loading ??= importOptional<Api>('@opentelemetry/api', 'tracing').then(
     (module) => {
       const api = ('trace' in module ? module : (module as { default?: Api }).default) as Api | undefined
       return typeof api?.trace?.getTracerProvider === 'function' ? api : undefined

@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
 import { expect, test } from 'vitest'
 import { LAYERS, overrides } from '../../scripts/layers.js'
 
@@ -26,4 +28,40 @@ test('SQL text lives in src/sql (and the bootstrap DDL of src/migrate)', () => {
     (f) => !f.startsWith('sql/') && !f.startsWith('migrate/') && sql.test(readFileSync(join(src, f), 'utf8')),
   )
   expect(outside.map((f) => relative(root, join(src, f)))).toEqual([])
+})
+
+/** Lints `files` (path → source) in a scratch project that has this repository's biome.json. */
+function lintScratch(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-layers-'))
+  try {
+    const biome = JSON.parse(readFileSync(join(root, 'biome.json'), 'utf8')) as Record<string, unknown>
+    delete biome.$schema
+    writeFileSync(join(dir, 'biome.json'), JSON.stringify(biome))
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true })
+      writeFileSync(join(dir, path), text)
+    }
+    const bin = join(root, 'node_modules/.bin/biome')
+    const run = spawnSync(bin, ['lint', '--only=style/noRestrictedImports', '--max-diagnostics=50', 'src'], {
+      cwd: dir,
+      encoding: 'utf8',
+    })
+    return `${run.stdout}${run.stderr}`
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+test('the layer rules hold at every depth: a module deep in http/ may not import the CLI', () => {
+  const output = lintScratch({
+    'src/cli/main.ts': 'export const main = 1\n',
+    'src/http/app.ts': "import { main } from '../cli/main.js'\nexport const a = main\n",
+    'src/http/admin/routes/jobs.ts': "import { main } from '../../../cli/main.js'\nexport const b = main\n",
+    'src/http/admin/routes/ok.ts': "import { a } from '../../app.js'\nexport const c = a\n",
+    'src/config.ts': "import { main } from './cli/main.js'\nexport const d = main\n",
+  })
+  const flagged = [...output.matchAll(/(src\/[\w/.-]+\.ts):\d+:\d+ lint\/style\/noRestrictedImports/g)].map(
+    (m) => m[1],
+  )
+  expect(flagged.sort()).toEqual(['src/config.ts', 'src/http/admin/routes/jobs.ts', 'src/http/app.ts'])
 })

@@ -128,8 +128,11 @@ describe('names and configuration', () => {
     }
   })
 
-  test('no database anywhere is a clear configuration error', () => {
-    expect(() => createSluice({ env: {} })).toThrow(/No database/)
+  test('no database anywhere is a clear configuration error at the first operation, not at creation', async () => {
+    // A framework's build imports the module that creates the Sluice, with no environment.
+    const sluice = createSluice({ env: {}, jobs: [signup] })
+    await expect(sluice.migrate()).rejects.toThrow(/No database: pass `database`.* or set DATABASE_URL/)
+    await expect(sluice.drain()).rejects.toThrow(ConfigError)
   })
 
   test('duplicate job names are refused', () => {

@@ -99,7 +99,6 @@ describe('resolveConfig: refusals', () => {
     ['a schema name that is not an identifier', { database: URL, env: {}, schema: 'Bad-Name' }, /schema/],
     ['a payload limit of zero', { database: URL, env: {}, maxPayloadBytes: 0 }, /maxPayloadBytes/],
     ['an empty database URL', { database: '', env: {} }, /database/],
-    ['no database at all', { env: {} }, /No database/],
     ['a job not made by defineJob', { database: URL, env: {}, jobs: [{ name: 'x' }] as never }, /defineJob/],
     ['two jobs with one name', { database: URL, env: {}, jobs: [noop, noop] }, /Two jobs are named "noop"/],
     [

@@ -1,11 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { createAdaptorServer } from '@hono/node-server'
 import { Hono } from 'hono'
 import { createApp } from '../../http/app.js'
 import { notFound } from '../../http/errors.js'
 import { sameSite } from '../../http/same-site.js'
+import { importOptional } from '../../optional.js'
 import type { Sluice } from '../../sluice.js'
 import type { AnyCommand, RunContext } from '../command.js'
 import { execute } from '../command.js'
@@ -117,6 +117,11 @@ export async function listen(
   port: number,
 ): Promise<Listening> {
   let served: Hono | undefined = typeof app === 'function' ? undefined : app
+  // Only the dev server needs a Node HTTP server: serverless installs need not carry one.
+  const { createAdaptorServer } = await importOptional<typeof import('@hono/node-server')>(
+    '@hono/node-server',
+    'sluice dev',
+  )
   const server = createAdaptorServer({
     fetch: (request, env) =>
       served ? served.fetch(request, env) : new Response('Starting.', { status: 503 }),

@@ -70,16 +70,21 @@ function dashboardApp(
   options: ResolvedDashboardOptions,
   mount: DashboardMountOptions,
 ): Hono<DashEnv> {
-  const secrets = secretsOf(mount.auth, mount.env)
   const mode = options.authorize ? 'authorize' : mount.auth === false ? 'open' : 'login'
-  if (mode === 'login' && secrets.length === 0)
-    throw new ConfigError(
-      'The dashboard logs operators in with the app secret, and there is none: set SLUICE_SECRET or ' +
-        '`auth.secrets`, or pass `dashboard: { authorize }` to decide who may see it yourself.',
-    )
+  // Read at the first request, not at creation: a framework's build has no environment.
+  let known: string[] | undefined
+  const secrets = (): string[] => {
+    known ??= secretsOf(mount.auth, mount.env)
+    if (mode === 'login' && known.length === 0)
+      throw new ConfigError(
+        'The dashboard logs operators in with the app secret, and there is none: set SLUICE_SECRET or ' +
+          '`auth.secrets`, or pass `dashboard: { authorize }` to decide who may see it yourself.',
+      )
+    return known
+  }
   let keys: ReturnType<typeof sessionKeys> | undefined
   const getKeys = () => {
-    keys ??= sessionKeys(secrets)
+    keys ??= sessionKeys(secrets())
     return keys
   }
 
@@ -211,7 +216,7 @@ function dashboardApp(
   app.post('/login', async (c) => {
     if (mode !== 'login') return c.redirect(`${c.get('base')}/`, 303)
     const form = await readForm(c)
-    if (!(await secretMatches(secrets, form.secret ?? '')))
+    if (!(await secretMatches(secrets(), form.secret ?? '')))
       return loginPage(c, 'That is not the app secret.', 401)
     setCookie(c, SESSION_COOKIE, await newSession(await getKeys()), cookieOptions(c, SESSION_TTL_MS / 1000))
     return c.redirect(sameDashboard(c.get('base'), form.next), 303)
