@@ -95,7 +95,7 @@ async function bundle(
       )
     }
   }
-  const reads = fileReads(metafile)
+  const reads = fileReads(metafile, root)
   if (reads.length > 0)
     throw new BuildError(`${fn.entry} would read files at run time:\n  ${reads.join('\n  ')}`)
   const outputs = Object.keys(metafile.outputs).filter((file) => !file.endsWith('.map'))

@@ -14,6 +14,7 @@
  * without esbuild installed.
  */
 import { builtinModules } from 'node:module'
+import { relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** `node`: Lambda, Vercel's Node.js runtime. `edge`: Vercel Edge, Cloudflare Workers (no Node built-ins). */
@@ -140,11 +141,16 @@ export function nodeImports(metafile: MetafileLike): string[] {
 
 const FS_MODULES = new Set(['fs', 'fs/promises', 'node:fs', 'node:fs/promises'])
 
-/** Inputs outside node_modules that import the file system: they would read files at run time. */
-export function fileReads(metafile: MetafileLike): string[] {
+/**
+ * Inputs that are the project's own code (not a dependency) and import the file system: they
+ * would read files at run time. Inputs are paths as the metafile gives them, relative to
+ * `root` (esbuild's absWorkingDir) when given; own code is under root and outside node_modules.
+ */
+export function fileReads(metafile: MetafileLike, root?: string): string[] {
   const found: string[] = []
   for (const [input, info] of Object.entries(metafile.inputs)) {
-    if (input.includes('node_modules/')) continue
+    const path = root ? relative(root, resolve(root, input)) : input
+    if (path.startsWith('..') || /(^|\/)node_modules\//.test(path)) continue
     for (const imported of info.imports)
       if (FS_MODULES.has(imported.path)) found.push(`${input} → ${imported.path}`)
   }

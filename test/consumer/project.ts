@@ -89,6 +89,9 @@ export const STRICT_TSCONFIG = {
 /** Packs this repository and installs the tarball into a new project. */
 export async function makeConsumer(): Promise<Consumer> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-consumer-'))
+  // `npm pack` runs prepack, which builds dist/; without one, build it first.
+  const { scripts } = await readJson<{ scripts: Record<string, string> }>(join(root, 'package.json'))
+  if (!scripts.prepack) await sh('npm', ['run', 'build'], { cwd: root })
   const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root })
   const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[]
   const tarball = join(dir, packed!.filename)
