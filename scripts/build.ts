@@ -8,6 +8,7 @@
  *   npm run build -- --vercel       also .vercel/output (Vercel's Build Output API)
  *   npm run build -- --functions    functions only
  *   npm run build -- --functions --docs   and rewrite docs/deploy.md's size table
+ *   npm run build -- --library      library only (npm pack runs this as prepack)
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -221,6 +222,7 @@ if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
     const result = await build({
       root: ROOT,
       library: !args.has('--functions'),
+      functions: !args.has('--library'),
       vercelOutput: args.has('--vercel') ? join(ROOT, '.vercel/output') : false,
     })
     if (args.has('--docs')) {

@@ -8,6 +8,9 @@ import { dirname, join, relative, resolve } from 'node:path'
 
 const root = resolve(new URL('..', import.meta.url).pathname)
 
+/** Where the repository's files are browsed: the README's links start so. */
+export const REPOSITORY_FILES = 'https://github.com/sluice-dev/sluice/blob/main/'
+
 export function markdownFiles(): string[] {
   const docs = readdirSync(join(root, 'docs'))
     .filter((f) => f.endsWith('.md'))
@@ -51,7 +54,11 @@ export function brokenLinks(): string[] {
     if (!existsSync(file)) continue
     const text = readFileSync(file, 'utf8')
     for (const m of prose(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
-      const target = m[1] ?? ''
+      // The README links to the repository absolutely (it is also the registry's page): checked as local files.
+      const linked = m[1] ?? ''
+      const target = linked.startsWith(REPOSITORY_FILES)
+        ? relative(dirname(file), join(root, linked.slice(REPOSITORY_FILES.length))) || '.'
+        : linked
       if (/^[a-z]+:/i.test(target)) continue
       const [path = '', anchor] = target.split('#')
       const dest = path === '' ? file : resolve(dirname(file), path)

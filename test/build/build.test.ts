@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { copyFile, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import {
@@ -219,5 +221,106 @@ describe('deployment files point at built handlers', () => {
     })
     const edge = JSON.parse(await readFile(join(functionFor('/api/enqueue/x')!, '.vc-config.json'), 'utf8'))
     expect(edge).toEqual({ runtime: 'edge', entrypoint: 'index.js' })
+  })
+})
+
+describe('the published types', () => {
+  /**
+   * dist/ and package.json in a fresh project's node_modules/sluice, beside only the required
+   * dependencies (hono, zod, croner) and @types/node: none of the optional peers.
+   */
+  test('compile under strict tsc with skipLibCheck false, without the optional peers installed', async () => {
+    const project = await mkdtemp(join(tmpdir(), 'sluice-types-'))
+    try {
+      const modules = join(project, 'node_modules')
+      await mkdir(join(modules, '@types'), { recursive: true })
+      await cp(built.outDir, join(modules, 'sluice/dist'), {
+        recursive: true,
+        filter: (src) => !src.includes('/functions') && !src.includes('vercel-output'),
+      })
+      await copyFile(join(root, 'package.json'), join(modules, 'sluice/package.json'))
+      for (const dep of ['hono', 'zod', 'croner'])
+        await symlink(join(root, 'node_modules', dep), join(modules, dep), 'dir')
+      await symlink(join(root, 'node_modules/@types/node'), join(modules, '@types/node'), 'dir')
+      await writeFile(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2022',
+            types: ['node'],
+          },
+          files: ['app.ts'],
+        }),
+      )
+      await writeFile(join(project, 'package.json'), '{"type":"module"}\n')
+      await writeFile(
+        join(project, 'app.ts'),
+        [
+          "import * as z from 'zod'",
+          "import { createApp, createSluice, defineJob, fromPg, fromPglite, fromNeonHttp } from 'sluice'",
+          "import { drainHandler, maintainHandler } from 'sluice/aws-lambda'",
+          "import { vercelHandlers } from 'sluice/vercel'",
+          "const hello = defineJob({ name: 'hello', input: z.object({ who: z.string() }), run: async () => {} })",
+          'export const sluice = createSluice({ jobs: [hello] })',
+          "await sluice.enqueue(hello, { who: 'x' })",
+          'export const app = createApp(sluice)',
+          'export const drain = drainHandler(sluice)',
+          'export const maintain = maintainHandler(sluice)',
+          'export const { GET, POST } = vercelHandlers(sluice)',
+          'export const adapters = [fromPg, fromPglite, fromNeonHttp]',
+          '',
+        ].join('\n'),
+      )
+      const tsc = spawnSync(
+        process.execPath,
+        [join(root, 'node_modules/typescript/bin/tsc'), '-p', project],
+        {
+          encoding: 'utf8',
+        },
+      )
+      expect(`${tsc.stdout}${tsc.stderr}`).toBe('')
+      expect(tsc.status).toBe(0)
+    } finally {
+      await rm(project, { recursive: true, force: true })
+    }
+  }, 300_000)
+})
+
+describe('the package', () => {
+  const pkg = async () =>
+    JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<
+      string,
+      Record<string, unknown>
+    > & {
+      scripts: Record<string, string>
+      dependencies: Record<string, string>
+    }
+
+  test('npm pack builds dist/ first, and the registry page links to the repository', async () => {
+    const json = await pkg()
+    expect(json.scripts.prepack).toMatch(/scripts\/build\.ts --library/)
+    expect(json.repository).toMatchObject({ url: expect.stringContaining('github.com/sluice-dev/sluice') })
+    expect(json.homepage).toMatch(/^https:\/\//)
+    expect(json.bugs).toMatchObject({ url: expect.stringMatching(/^https:\/\/.*\/issues$/) })
+  })
+
+  test('the README renders on the registry: its links and pictures are absolute', async () => {
+    const readme = await readFile(join(root, 'README.md'), 'utf8')
+    const relative = [...readme.matchAll(/\]\(([^)]+)\)|<img src="([^"]+)"/g)]
+      .map((m) => m[1] ?? m[2]!)
+      .filter((target) => !/^(https?:|#|mailto:)/.test(target))
+    expect(relative).toEqual([])
+    expect(readme).toMatch(/await sluice\.close\(\)/)
+  })
+
+  test('@hono/node-server is only for the dev server: an optional peer, not a dependency', async () => {
+    const json = await pkg()
+    expect(Object.keys(json.dependencies).sort()).toEqual(['croner', 'hono', 'zod'])
+    expect(json.peerDependenciesMeta).toMatchObject({ '@hono/node-server': { optional: true } })
   })
 })

@@ -8,6 +8,11 @@ export const exampleConfig = fileURLToPath(new URL('../../examples/sluice.config
 /** tsx's loader, by absolute URL, so that the CLI runs from any working directory. */
 export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 
+/** `--import` this to make the packages in SLUICE_HIDE_PACKAGES resolve as not installed. */
+export const hidePackages = pathToFileURL(
+  fileURLToPath(new URL('../support/hide-packages.mjs', import.meta.url)),
+).href
+
 export interface CliRun {
   code: number | null
   stdout: string
@@ -26,12 +31,22 @@ export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessE
 /** Spawns `node --import tsx src/cli/main.ts …args` and collects its output. */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; cwd?: string; input?: string } = {},
+  options: {
+    env?: Record<string, string | undefined>
+    cwd?: string
+    input?: string
+    /** Packages that resolve as not installed (see test/support/hide-packages.mjs). */
+    hide?: string[]
+  } = {},
 ): Promise<CliRun> {
+  const hide = options.hide?.length ? ['--import', hidePackages] : []
+  const env = options.hide?.length
+    ? { ...options.env, SLUICE_HIDE_PACKAGES: options.hide.join(',') }
+    : options.env
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, mainScript, ...args], {
+    const child = spawn(process.execPath, [...hide, '--import', tsxLoader, mainScript, ...args], {
       cwd: options.cwd ?? repo,
-      env: cliEnv(options.env ?? {}),
+      env: cliEnv(env ?? {}),
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     let stdout = ''
