@@ -177,6 +177,7 @@ describe('sluice init vercel → sluice build --vercel', () => {
   test('the output as vercel build merges it, and its function enqueues (202) and drains (200)', async () => {
     const dir = await consumer.sub('vercel')
     await sluice(['init', 'vercel'], dir)
+    await sluice(['migrate'], dir, runtimeEnv)
     await sluice(['build', '--vercel'], dir, {
       VERCEL: '1',
       DATABASE_URL: 'postgres://u:p@db.example.com/app',
@@ -263,6 +264,7 @@ describe('sluice init next → next build → next start', () => {
       NEXT_TELEMETRY_DISABLED: '1',
     }
     await sh(consumer.bin('next'), ['build'], { cwd: dir, env: noSecrets })
+    await sluice(['migrate'], dir, runtimeEnv)
     const port = await freePort()
     const server = startProcess(consumer.bin('next'), ['start', '-p', String(port), '-H', '127.0.0.1'], {
       cwd: dir,
