@@ -17,7 +17,7 @@ import {
   inspectApi,
   type StatsQuery,
 } from './inspect.js'
-import type { AnyJob, JobInput, JobShape } from './jobs/define.js'
+import type { AnyJob, EnqueueInput, JobShape } from './jobs/define.js'
 import {
   type EnqueueOptions,
   type EnqueueResult,
@@ -58,13 +58,14 @@ export interface Sluice extends ControlsApi, EventsApi {
   /** `job` is a registered job, its name, or a contract (defineContract) of a registered job. */
   enqueue<J extends JobShape>(
     job: J | string,
-    input: JobInput<J>,
+    /** A subscriber's jobs are written by publish: enqueueing one is refused (its input type is never). */
+    input: EnqueueInput<J>,
     options?: EnqueueOptions,
   ): Promise<EnqueueResult>
   /** Many jobs of one kind in one statement; returns ids in input order. */
   enqueueMany<J extends JobShape>(
     job: J | string,
-    inputs: readonly JobInput<J>[],
+    inputs: readonly EnqueueInput<J>[],
     options?: EnqueueOptions,
   ): Promise<EnqueueResult[]>
   drain(options?: DrainOptions): Promise<DrainSummary>

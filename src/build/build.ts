@@ -49,6 +49,22 @@ interface Esbuild {
   build(options: Record<string, unknown>): Promise<{ metafile?: MetafileLike & { outputs: object } }>
 }
 
+/**
+ * Replaces the generated migration modules (src/migrate/*.generated.ts, or their dist/ .js) with
+ * `null`, which migrate() refuses with a ConfigError naming `sluice migrate`.
+ */
+const WITHOUT_MIGRATIONS = {
+  name: 'sluice-without-migrations',
+  setup(b: {
+    onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: 'js' }): void
+  }) {
+    b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
+      const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
+      return { contents: `export const ${name} = null\n`, loader: 'js' }
+    })
+  },
+}
+
 async function loadEsbuild(): Promise<Esbuild> {
   try {
     const name = 'esbuild'
@@ -74,6 +90,7 @@ async function bundle(
   try {
     const result = await esbuild.build({
       ...esbuildPreset(fn.target, choices),
+      ...(fn.migrations === false ? { plugins: [WITHOUT_MIGRATIONS] } : {}),
       absWorkingDir: root,
       entryPoints: [join(root, fn.entry)],
       outfile,

@@ -7,6 +7,7 @@
  *   deeper folders are helpers the entries import;
  * - it runs on the edge when the file says so the way Vercel reads it (`export const runtime =
  *   'edge'` or `export const config = { runtime: 'edge' }`) or when it is under `cloudflare/`;
+ * - `drain` and `maintain` entries leave Sluice's migrations out (`sluice migrate` is a deploy step);
  * - under `vercel/`, it is served at `/api/<name>`, with `export const maxDuration = <s>` as its
  *   limit (written to the function's config and to SLUICE_MAX_DURATION_MS).
  */
@@ -22,6 +23,11 @@ export interface FunctionBundle {
   target: FunctionTarget
   /** Where the bundle goes in Vercel's Build Output API, and with what limit. */
   vercel?: { path: string; maxDurationS?: number }
+  /**
+   * Bundle Sluice's migrations (about 160 KiB of SQL)? Default true; false for the entries named
+   * `drain` and `maintain`: the deploy runs `sluice migrate`, and their migrate() says so.
+   */
+  migrations?: boolean
 }
 
 const ENTRY = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.(ts|mts|js|mjs)$/
@@ -52,6 +58,7 @@ export async function discoverFunctions(root: string, dir = 'functions'): Promis
         entry,
         out: `${platform.name}/${name}.${target === 'node' ? 'mjs' : 'js'}`,
         target,
+        ...(name === 'drain' || name === 'maintain' ? { migrations: false } : {}),
         ...(platform.name === 'vercel'
           ? { vercel: { path: `api/${name}`, ...(maxDurationS ? { maxDurationS } : {}) } }
           : {}),

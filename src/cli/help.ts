@@ -23,6 +23,7 @@ Usage: sluice <command> [flags]
 
 Commands:
 ${ALL.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+  ${'secret'.padEnd(width)}  generate | check | aws-json: a deployment's secrets (no config, no database)
 
 ${GLOBAL}
 

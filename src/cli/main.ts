@@ -4,6 +4,7 @@ import { parseCommandArgs } from './args.js'
 import { type AnyCommand, execute, type Interrupt } from './command.js'
 import { devHelp, runDev } from './commands/dev.js'
 import { COMMANDS } from './commands/index.js'
+import { runSecret } from './commands/secret.js'
 import { CliError, EXIT, type Explained, explain, UsageError } from './errors.js'
 import { COMMAND_NAMES, commandHelp, findHelp, topHelp } from './help.js'
 import { displayPath, findConfig, loadApp } from './load-config.js'
@@ -104,6 +105,13 @@ async function main(argv: readonly string[]): Promise<number> {
     await write(asked ? process.stdout : process.stderr, topHelp())
     return asked ? EXIT.OK : EXIT.USAGE
   }
+  // Needs no config and no database.
+  if (name === 'secret')
+    return runSecret(rest, {
+      env: process.env,
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    })
   if (name === 'help') {
     const about = rest.find((a) => !a.startsWith('-'))
     const found = about ? findHelp(about) : undefined

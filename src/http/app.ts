@@ -14,7 +14,7 @@ import { adminOperations } from './admin/routes.js'
 import { readJson } from './body.js'
 import { mountDashboard } from './dashboard/app.js'
 import { type DashboardOptions, dashboardOptionSchema } from './dashboard/options.js'
-import { drainBodySchema } from './drain-body.js'
+import { addDrainRoute } from './drain-app.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
@@ -72,11 +72,6 @@ const appOptionsSchema = z
     dashboard: dashboardOptionSchema.optional(),
   })
   .strict()
-
-function remaining(option: AppOptions['remainingMs'], c: Context): number | undefined {
-  const ms = option?.(c)
-  return typeof ms === 'number' && Number.isFinite(ms) ? Math.max(0, ms) : undefined
-}
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -143,15 +138,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     return c.json(result, 202)
   })
 
-  app.post('/drain', traced('/drain'), jsonOnly, guard.write('/drain'), async (c) => {
-    const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, maxBodyBytes, {}))
-    const platformRemainingMs = remaining(options.remainingMs, c)
-    const summary = await sluice.drain({
-      ...body,
-      ...(platformRemainingMs === undefined ? {} : { platformRemainingMs }),
-    })
-    return c.json(summary)
-  })
+  addDrainRoute(app, sluice, { guard, maxBodyBytes, remainingMs: options.remainingMs, traced })
 
   app.on(['GET', 'POST'], '/maintain', traced('/maintain'), jsonOnly, guard.maintain, async (c) =>
     c.json(await sluice.maintain()),

@@ -226,6 +226,12 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape
 }
 
 export type AnyJob = JobDefinition<z.ZodType>
+
+/**
+ * The input `enqueue` takes for J, refusing a subscriber (defineSubscriber) at the type level:
+ * its jobs are written by `publish`, so no input fits one.
+ */
+export type EnqueueInput<J> = [J] extends [{ readonly subscriber: SubscriberSpec }] ? never : JobInput<J>
 /** The input a job (or a contract) accepts at enqueue. */
 export type JobInput<J> = J extends JobShape<infer S> ? z.input<S> : never
 

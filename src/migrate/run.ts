@@ -1,6 +1,7 @@
 import { sqlStateOf } from '../db/errors.js'
 import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db, Statement } from '../db/types.js'
+import { ConfigError } from '../errors.js'
 import { quoteSchema } from '../names.js'
 import { functions as bundledFunctions } from './functions.generated.js'
 import { migrations as bundled } from './migrations.generated.js'
@@ -41,6 +42,16 @@ export async function migrate(
   migrations: readonly Migration[] = bundled,
   functions: readonly FunctionSource[] = migrations === bundled ? bundledFunctions : [],
 ): Promise<MigrateResult> {
+  // A lean function (the drain, maintenance) is bundled without the migrations' SQL: see
+  // WITHOUT_MIGRATIONS in scripts/build.ts. Its database is migrated at deploy instead.
+  if (
+    (migrations as readonly Migration[] | null) === null ||
+    (functions as readonly FunctionSource[] | null) === null
+  )
+    throw new ConfigError(
+      "This function was built without Sluice's migrations: run `sluice migrate` (or sluice.migrate() from a " +
+        'deploy step) against its database instead.',
+    )
   const q = quoteSchema(schema)
   await db.batch([
     lockKey(schema),

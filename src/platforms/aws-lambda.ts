@@ -9,6 +9,7 @@ import { type Context, Hono } from 'hono'
 import { handle, type LambdaContext } from 'hono/aws-lambda'
 import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
+import { type DrainAppOptions, drainApp } from '../http/drain-app.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
 import { markWakeupSent, pendingWakeups, wakeupsSent } from '../wake/pending.js'
@@ -23,6 +24,9 @@ export type LambdaAppOptions = Omit<AppOptions, 'remainingMs'> & {
    */
   wakeWaitMs?: number
 }
+
+/** drainHandler's options: the drain app's (see drainApp), and how long to see wake-ups out. */
+export type LambdaDrainOptions = Omit<DrainAppOptions, 'remainingMs'> & { wakeWaitMs?: number }
 
 export const DEFAULT_WAKE_WAIT_MS = 1_000
 
@@ -90,9 +94,10 @@ export function apiHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
  * remaining time. The JSON body takes the drain options (`queues`, `budgetMs`, `maxJobs`,
  * `concurrency`); the answer is the drain summary.
  */
-export function drainHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
+export function drainHandler(sluice: Sluice, options: LambdaDrainOptions = {}) {
   const { wakeWaitMs, ...appOptions } = options
-  const app = createApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })
+  // The drain alone: no admin API, OpenAPI or dashboard in a drain function's bundle.
+  const app = drainApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })
   const drainOnly = new Hono()
   drainOnly.all('*', (c) => {
     const url = new URL(c.req.url)

@@ -57,6 +57,6 @@ export function deployEnvProblems(
     problems.length > 0 &&
     problems.some((p) => p.startsWith('SLUICE_SECRET') || p.startsWith('CRON_SECRET'))
   )
-    problems.push('Generate a good secret with `npm run -s secret -- generate`.')
+    problems.push('Generate a good secret with `npx sluice secret generate`.')
   return problems
 }

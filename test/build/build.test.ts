@@ -324,3 +324,20 @@ describe('the package', () => {
     expect(json.peerDependenciesMeta).toMatchObject({ '@hono/node-server': { optional: true } })
   })
 })
+
+describe('lean functions', () => {
+  test('the drain and maintenance bundles carry no admin API, OpenAPI, dashboard or migration SQL', async () => {
+    for (const fn of ['aws/drain.mjs', 'aws/maintain.mjs']) {
+      const code = await readFile(join(built.outDir, 'functions', fn), 'utf8')
+      expect(code, fn).not.toContain('openapi:"3.1')
+      expect(code, fn).not.toContain('/api/v1')
+      expect(code, fn).not.toContain('dashboard.css')
+      expect(code, fn).not.toContain('CREATE TABLE :SLUICE_SCHEMA')
+      expect(code, fn).toContain('built without Sluice')
+    }
+    // The all-in-one api function keeps everything.
+    const api = await readFile(join(built.outDir, 'functions/aws/api.mjs'), 'utf8')
+    expect(api).toContain('/api/v1')
+    expect(api).toContain('openapi:"3.1')
+  })
+})

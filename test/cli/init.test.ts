@@ -42,8 +42,8 @@ describe('sluice init', () => {
     // What `sluice build` will bundle, and for which runtime.
     expect(await discoverFunctions(dir)).toEqual([
       { entry: 'functions/aws/api.ts', out: 'aws/api.mjs', target: 'node' },
-      { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node' },
-      { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node' },
+      { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node', migrations: false },
+      { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node', migrations: false },
     ])
   })
 

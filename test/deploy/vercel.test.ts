@@ -118,7 +118,7 @@ describe('secrets are checked before deploy', () => {
       log: () => {},
     })
     await expect(failed).rejects.toThrow(
-      /SLUICE_SECRET must be at least 16 characters[\s\S]*secret -- generate/,
+      /SLUICE_SECRET must be at least 16 characters[\s\S]*sluice secret generate/,
     )
   })
 

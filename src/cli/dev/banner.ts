@@ -1,4 +1,5 @@
 import type { Sluice } from '../../sluice.js'
+import { describeInput } from '../describe-input.js'
 import { color } from '../output.js'
 
 export interface BannerInfo {
@@ -36,10 +37,19 @@ export function banner(b: BannerInfo): string {
     '',
     'Try it from another terminal:',
   ]
-  if (first) {
-    const body = JSON.stringify({ input: b.samples[first.name] ?? {} })
+  if (first && b.samples[first.name] !== undefined) {
+    const body = JSON.stringify({ input: b.samples[first.name] })
     lines.push(
       `  curl -X POST ${b.url}/jobs/${first.name} -H 'content-type: application/json' -d ${shellQuote(body)}`,
+    )
+  } else if (first) {
+    // No sample: an empty input would only be refused. Say what the input is, and where samples go.
+    const shape = describeInput(first.input)
+    lines.push(
+      `  curl -X POST ${b.url}/jobs/${first.name} -H 'content-type: application/json' -d '{"input": …}'`,
+      color.dim(
+        `    ${shape ? `where the input is ${shape}; ` : ''}export \`samples\` from the config for ready-made commands`,
+      ),
     )
   }
   // Samples keyed `event:<topic>` are events to publish.

@@ -1,0 +1,95 @@
+import { type Context, Hono } from 'hono'
+import * as z from 'zod'
+import { callable } from '../callable.js'
+import { ConfigError, toIssues } from '../errors.js'
+import type { Sluice } from '../sluice.js'
+import { traceRoute } from '../tracing/http.js'
+import { Tracing } from '../tracing/otel.js'
+import { readJson } from './body.js'
+import { drainBodySchema } from './drain-body.js'
+import { parseBody } from './enqueue-route.js'
+import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
+import { type AppAuthOptions, defaultEnv, type Env, type RouteGuards, routeGuards } from './guards.js'
+import { hostListSchema, jsonOnly, originListSchema, sameSite } from './same-site.js'
+
+/** What `POST /drain` needs; createApp passes its own, the lean drain app builds them. */
+export interface DrainRouteParts {
+  guard: RouteGuards
+  maxBodyBytes: number
+  remainingMs?: ((c: Context) => number | undefined) | undefined
+  traced: (route?: string) => ReturnType<typeof traceRoute>
+}
+
+function remaining(option: DrainRouteParts['remainingMs'], c: Context): number | undefined {
+  const ms = option?.(c)
+  return typeof ms === 'number' && Number.isFinite(ms) ? Math.max(0, ms) : undefined
+}
+
+/** Adds `POST /drain` to `app`: the drain options in the body, the budget capped by the platform's time left. */
+export function addDrainRoute(app: Hono, sluice: Sluice, parts: DrainRouteParts): void {
+  app.post('/drain', parts.traced('/drain'), jsonOnly, parts.guard.write('/drain'), async (c) => {
+    const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, parts.maxBodyBytes, {}))
+    const platformRemainingMs = remaining(parts.remainingMs, c)
+    const summary = await sluice.drain({
+      ...body,
+      ...(platformRemainingMs === undefined ? {} : { platformRemainingMs }),
+    })
+    return c.json(summary)
+  })
+}
+
+export interface DrainAppOptions {
+  auth?: AppAuthOptions | false
+  env?: Env
+  remainingMs?: (c: Context) => number | undefined
+  maxBodyBytes?: number
+  onError?: ErrorReporter
+  allowedHosts?: string[]
+  allowedOrigins?: string[]
+}
+
+const drainAppOptionsSchema = z
+  .object({
+    auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+    env: z.record(z.string(), z.string().optional()).optional(),
+    remainingMs: callable().optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .optional(),
+    onError: callable().optional(),
+    allowedHosts: hostListSchema.optional(),
+    allowedOrigins: originListSchema.optional(),
+  })
+  .strict()
+
+/**
+ * `POST /drain` alone, as a Hono app: what a drain function serves. It carries no admin API,
+ * no OpenAPI document and no dashboard, so a function built from it bundles none of them.
+ * The same authentication, errors and same-site rules as createApp.
+ */
+export function drainApp(sluice: Sluice, options: DrainAppOptions = {}): Hono {
+  const checked = drainAppOptionsSchema.safeParse(options)
+  if (!checked.success) {
+    const first = checked.error.issues[0]
+    throw new ConfigError(
+      `Invalid drain app options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      toIssues(checked.error.issues),
+    )
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? sluice.config.maxPayloadBytes + 4096
+  const tracing = new Tracing(sluice.config.tracing)
+  const app = new Hono()
+  app.onError(onError(options.onError ?? defaultReporter))
+  app.notFound(notFound)
+  app.use('*', sameSite(options))
+  addDrainRoute(app, sluice, {
+    guard: routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes),
+    maxBodyBytes,
+    remainingMs: options.remainingMs,
+    traced: (route) => traceRoute(tracing, route),
+  })
+  return app
+}

@@ -1,0 +1,49 @@
+import { expect, test } from 'vitest'
+import { deployEnvProblems } from '../../src/platforms/secrets.js'
+import { runCli } from '../helpers/cli.js'
+
+const URL = 'postgres://u@h/db'
+
+test('sluice secret generate prints a secret that passes the deploy checks, with no config around', async () => {
+  const run = await runCli(['secret', 'generate'], { cwd: '/' })
+  expect(run.code, run.stderr).toBe(0)
+  const secret = run.stdout.trim()
+  expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  expect(deployEnvProblems({ DATABASE_URL: URL, SLUICE_SECRET: secret }, { require: true })).toEqual([])
+})
+
+test('sluice secret check names each problem and exits 2; a good environment passes', async () => {
+  const bad = await runCli(['secret', 'check'], {
+    env: { DATABASE_URL: 'mysql://x', SLUICE_SECRET: 'short' },
+  })
+  expect(bad.code).toBe(2)
+  expect(bad.stderr).toContain('SLUICE_SECRET must be at least 16 characters')
+  expect(bad.stderr).toContain('DATABASE_URL must be a postgres://')
+  expect(bad.stderr).toContain('npx sluice secret generate')
+  expect(bad.stderr).not.toContain('short\n')
+  const missing = await runCli(['secret', 'check'], { env: {} })
+  expect(missing.code).toBe(2)
+  expect(missing.stderr).toContain('DATABASE_URL is not set')
+  const good = await runCli(['secret', 'check'], {
+    env: { DATABASE_URL: URL, SLUICE_SECRET: 'a'.repeat(32) },
+  })
+  expect(good.code, good.stderr).toBe(0)
+})
+
+test('sluice secret aws-json prints the JSON secret serverless.yml reads, after the checks', async () => {
+  const env = { DATABASE_URL: URL, SLUICE_SECRET: 'b'.repeat(32) }
+  const run = await runCli(['secret', 'aws-json'], { env })
+  expect(run.code, run.stderr).toBe(0)
+  expect(run.json()).toEqual(env)
+  const refused = await runCli(['secret', 'aws-json'], { env: { DATABASE_URL: URL, SLUICE_SECRET: 'short' } })
+  expect(refused.code).toBe(2)
+  expect(refused.stdout).toBe('')
+})
+
+test('sluice secret without a known subcommand is a usage error', async () => {
+  expect((await runCli(['secret'])).code).toBe(2)
+  const unknown = await runCli(['secret', 'rotate'])
+  expect(unknown.code).toBe(2)
+  expect(unknown.stderr).toContain('generate | check | aws-json')
+  expect((await runCli(['--help'])).stdout).toContain('secret')
+})
