@@ -1,70 +1,50 @@
 /**
  * `npm run build`: the library to dist/ (ESM, one file per source file, dependencies
- * external, .d.ts from tsc) and one minified, self-contained bundle per deployable
- * function to dist/functions/. Prints the bundle sizes. Fails when the edge bundle
- * imports a Node built-in or when any of our own code would read files at run time.
+ * external, .d.ts from tsc), then the example's functions through the same public path a
+ * user's project takes (`sluice build`, src/build): one minified, self-contained bundle per
+ * entry of functions/ to dist/functions/, checked, with the size table.
  *
  *   npm run build                   library + functions
  *   npm run build -- --vercel       also .vercel/output (Vercel's Build Output API)
  *   npm run build -- --functions    functions only
+ *   npm run build -- --functions --docs   and rewrite docs/deploy.md's size table
  *   npm run build -- --library      library only (npm pack runs this as prepack)
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chmod, copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { builtinModules } from 'node:module'
-import { dirname, join, relative } from 'node:path'
+import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
-import { gzipSync } from 'node:zlib'
 import * as esbuild from 'esbuild'
-import { deployEnvProblems } from '../src/platforms/secrets.js'
+import {
+  BuildError,
+  type BundleReport,
+  buildFunctions,
+  discoverFunctions,
+  esbuildPreset,
+  type FunctionBundle,
+  fileReads,
+  nodeImports,
+  pgProvider,
+  sizeTable,
+} from '../src/build/index.js'
 
-export type FunctionTarget = 'node' | 'edge'
+export {
+  BuildError,
+  type BundleReport,
+  type FunctionBundle,
+  type FunctionTarget,
+  isNodeBuiltin,
+  NODE_OPTIONS,
+  NODE_RUNTIME,
+  nodeImports,
+  sizeTable,
+} from '../src/build/index.js'
 
-export interface FunctionBundle {
-  /** Entry point, relative to the project root. */
-  entry: string
-  /** Output file, relative to `<outDir>/functions`. */
-  out: string
-  target: FunctionTarget
-  /** Where the bundle goes in Vercel's Build Output API, and with what limits. */
-  vercel?: { path: string; maxDurationS?: number }
-  /**
-   * Bundle Sluice's migrations (about 160 KiB of SQL)? Default true. The drain and maintenance
-   * functions leave them out: the deploy runs `sluice migrate`, and their migrate() says so.
-   */
-  migrations?: boolean
-}
+const ROOT = join(import.meta.dirname, '..')
 
-/** Every deployable function. serverless.yml and vercel.json point at these outputs. */
-export const FUNCTIONS: readonly FunctionBundle[] = [
-  { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node', migrations: false },
-  { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node', migrations: false },
-  { entry: 'functions/aws/api.ts', out: 'aws/api.mjs', target: 'node' },
-  {
-    entry: 'functions/vercel/api.ts',
-    out: 'vercel/api.mjs',
-    target: 'node',
-    vercel: { path: 'api/sluice', maxDurationS: 60 },
-  },
-  {
-    entry: 'functions/vercel/enqueue.ts',
-    out: 'vercel/enqueue.js',
-    target: 'edge',
-    vercel: { path: 'api/enqueue' },
-  },
-  { entry: 'functions/cloudflare/worker.ts', out: 'cloudflare/worker.js', target: 'edge' },
-]
-
-/**
- * The Node.js runtime of every Node function: the current LTS line on both platforms
- * (Lambda `nodejs24.x` in serverless.yml, Vercel `nodejs24.x` here). package.json `engines`
- * names the LTS lines the code runs on, so that Vercel's build picks the same one.
- */
-export const NODE_RUNTIME = 'nodejs24.x'
-
-/** Source-mapped stack traces in production (the bundles ship their .map files). */
-export const NODE_OPTIONS = '--enable-source-maps'
+/** Every deployable function, as `sluice build` finds them in functions/ (serverless.yml and vercel.json point at their outputs). */
+export const FUNCTIONS: readonly FunctionBundle[] = await discoverFunctions(ROOT)
 
 /** Library entries: package.json `exports` names → source files. */
 export const ENTRIES: Readonly<Record<string, string>> = {
@@ -72,7 +52,11 @@ export const ENTRIES: Readonly<Record<string, string>> = {
   './edge': 'src/edge.ts',
   './aws-lambda': 'src/platforms/aws-lambda.ts',
   './vercel': 'src/platforms/vercel.ts',
+  './build': 'src/build/index.ts',
 }
+
+/** Entries that run at build or command time, not in a function: they may read files. */
+const TOOL_ENTRIES = new Set(['./build'])
 
 export interface BuildOptions {
   /** Project root. Default: the directory above scripts/. */
@@ -95,14 +79,6 @@ export interface BuildOptions {
   log?: (line: string) => void
 }
 
-export interface BundleReport {
-  entry: string
-  file: string
-  target: FunctionTarget
-  bytes: number
-  gzipBytes: number
-}
-
 export interface BuildResult {
   outDir: string
   /** Library files written (relative to outDir). */
@@ -110,99 +86,13 @@ export interface BuildResult {
   bundles: BundleReport[]
 }
 
-export class BuildError extends Error {}
-
-const NODE_BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]))
-
-export function isNodeBuiltin(path: string): boolean {
-  return path.startsWith('node:') || NODE_BUILTINS.has(path) || NODE_BUILTINS.has(path.split('/')[0]!)
-}
-
-/** Imports of Node built-ins in a metafile, as `input → import`. */
-export function nodeImports(metafile: esbuild.Metafile): string[] {
-  const found: string[] = []
-  for (const [input, info] of Object.entries(metafile.inputs)) {
-    for (const imported of info.imports) {
-      if (imported.external && isNodeBuiltin(imported.path)) found.push(`${input} → ${imported.path}`)
-    }
-  }
-  return found
-}
-
-const FS_MODULES = new Set(['fs', 'fs/promises', 'node:fs', 'node:fs/promises'])
-
-/** Our own inputs (not dependencies) that import the file system: they would read files at run time. */
-export function fileReads(metafile: esbuild.Metafile): string[] {
-  const found: string[] = []
-  for (const [input, info] of Object.entries(metafile.inputs)) {
-    if (input.includes('node_modules/')) continue
-    for (const imported of info.imports)
-      if (FS_MODULES.has(imported.path)) found.push(`${input} → ${imported.path}`)
-  }
-  return found
-}
-
-// Bundled CommonJS dependencies (pg) call require() for built-ins; ESM output needs a real one.
-const NODE_BANNER =
-  "import { createRequire as __sluiceCreateRequire } from 'node:module';" +
-  'const require = __sluiceCreateRequire(import.meta.url);'
-
-/** Registers the bundled pg with the library's optional-peer loader (see src/optional.ts). */
-export const BUNDLED_PG = 'src/db/bundle-pg.ts'
-
-/**
- * Replaces the generated migration modules (src/migrate/*.generated.ts, or their dist/ .js) with
- * `null`, which migrate() refuses with a ConfigError naming `sluice migrate`.
- */
-export const WITHOUT_MIGRATIONS: esbuild.Plugin = {
-  name: 'sluice-without-migrations',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
-      const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
-      return { contents: `export const ${name} = null\n`, loader: 'js' }
-    })
-  },
-}
-
+/** esbuild's options for one of the functions (the public preset, with this repository's paths). */
 export function bundleOptions(root: string, fn: FunctionBundle, outfile: string): esbuild.BuildOptions {
-  const common: esbuild.BuildOptions = {
+  return {
+    ...esbuildPreset(fn.target, fn.target === 'node' ? { inject: [pgProvider()] } : {}),
     absWorkingDir: root,
     entryPoints: [join(root, fn.entry)],
     outfile,
-    bundle: true,
-    minify: true,
-    // Errors keep their class names (errorType "ConfigError", not "N"), and each bundle ships a
-    // source map beside it (without the sources: only positions are needed for stack traces).
-    keepNames: true,
-    sourcemap: 'linked',
-    sourcesContent: false,
-    format: 'esm',
-    metafile: true,
-    legalComments: 'none',
-    logLevel: 'silent',
-  }
-  if (fn.target === 'node') {
-    return {
-      ...common,
-      ...(fn.migrations === false ? { plugins: [WITHOUT_MIGRATIONS] } : {}),
-      platform: 'node',
-      target: 'node20',
-      banner: { js: NODE_BANNER },
-      // The library imports its drivers by a name bundlers leave alone (src/optional.ts); a function
-      // ships no node_modules, so this file hands it the bundled pg (evaluated at the first connect).
-      inject: [join(root, BUNDLED_PG)],
-      // Loaded on demand for `pglite:` URLs and by pg's optional native binding: never on a platform.
-      external: ['@electric-sql/pglite', 'pg-native'],
-    }
-  }
-  return {
-    ...common,
-    platform: 'browser',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['browser', 'module', 'main'],
-    // Kept external so that the check below can name whoever imports one, instead of a resolve error.
-    external: [...NODE_BUILTINS],
   }
 }
 
@@ -219,8 +109,10 @@ async function sourceFiles(dir: string): Promise<string[]> {
  * imports a Node built-in.
  */
 async function checkLibrary(root: string): Promise<void> {
-  // The CLI (src/cli) reads config files and is not a library entry: it is left out of this check.
-  const entries = Object.values(ENTRIES).filter((entry) => existsSync(join(root, entry)))
+  // The CLI (src/cli) and the build (src/build) read files by design: they are left out of this check.
+  const entries = Object.entries(ENTRIES)
+    .filter(([name, entry]) => !TOOL_ENTRIES.has(name) && existsSync(join(root, entry)))
+    .map(([, entry]) => entry)
   const node = await esbuild.build({
     absWorkingDir: root,
     entryPoints: entries,
@@ -283,116 +175,23 @@ async function buildLibrary(root: string, outDir: string, declarations: boolean)
   return written.sort()
 }
 
-async function buildFunction(root: string, outDir: string, fn: FunctionBundle): Promise<BundleReport> {
-  if (!existsSync(join(root, fn.entry))) throw new BuildError(`Missing function entry ${fn.entry}`)
-  const outfile = join(outDir, 'functions', fn.out)
-  let result: esbuild.BuildResult & { metafile: esbuild.Metafile }
-  try {
-    result = (await esbuild.build(bundleOptions(root, fn, outfile))) as typeof result
-  } catch (error) {
-    const errors = (error as esbuild.BuildFailure).errors ?? []
-    const detail = errors
-      .map((e) => `${e.location?.file ?? ''}:${e.location?.line ?? ''} ${e.text}`)
-      .join('\n  ')
-    throw new BuildError(`Bundling ${fn.entry} failed:\n  ${detail || String(error)}`)
-  }
-  if (fn.target === 'edge') {
-    const builtins = nodeImports(result.metafile)
-    if (builtins.length > 0) {
-      throw new BuildError(
-        `The edge bundle ${fn.entry} imports Node built-ins, which edge runtimes do not have:\n  ${builtins.join('\n  ')}`,
-      )
-    }
-  }
-  const reads = fileReads(result.metafile)
-  if (reads.length > 0)
-    throw new BuildError(`${fn.entry} would read files at run time:\n  ${reads.join('\n  ')}`)
-  const outputs = Object.keys(result.metafile.outputs).filter((file) => !file.endsWith('.map'))
-  if (outputs.length !== 1)
-    throw new BuildError(`${fn.entry} produced ${outputs.length} files; expected one (and its source map).`)
-  const code = await readFile(outfile)
-  return {
-    entry: fn.entry,
-    file: relative(outDir, outfile),
-    target: fn.target,
-    bytes: code.byteLength,
-    gzipBytes: gzipSync(code, { level: 9 }).byteLength,
-  }
+/** The size table in docs/deploy.md sits between these lines. */
+export const DOCS_TABLE = {
+  file: 'docs/deploy.md',
+  start: '<!-- sizes: start (npm run build -- --functions --docs) -->',
+  end: '<!-- sizes: end -->',
 }
 
-/**
- * Vercel's Build Output API (v3): one `.func` directory per function (bundle and source map),
- * and routes sending every other /api/* path to the Node function. No crons: `vercel build`
- * adds vercel.json's crons to the output's own, so writing them here would schedule each twice.
- */
-async function writeVercelOutput(
-  outDir: string,
-  target: string,
-  functions: readonly FunctionBundle[],
-): Promise<void> {
-  await rm(target, { recursive: true, force: true })
-  const routes: Record<string, unknown>[] = [{ handle: 'filesystem' }]
-  for (const fn of functions) {
-    if (!fn.vercel) continue
-    const dir = join(target, 'functions', `${fn.vercel.path}.func`)
-    await mkdir(dir, { recursive: true })
-    const file = fn.target === 'edge' ? 'index.js' : 'index.mjs'
-    await copyFile(join(outDir, 'functions', fn.out), join(dir, file))
-    // The bundle names its map by its own file name (`//# sourceMappingURL=api.mjs.map`).
-    const map = join(outDir, 'functions', `${fn.out}.map`)
-    const mapName = `${fn.out.split('/').pop()}.map`
-    if (existsSync(map)) await copyFile(map, join(dir, mapName))
-    const maxDurationS = fn.vercel.maxDurationS
-    const config =
-      fn.target === 'edge'
-        ? { runtime: 'edge', entrypoint: file }
-        : {
-            runtime: NODE_RUNTIME,
-            handler: file,
-            launcherType: 'Nodejs',
-            shouldAddHelpers: false,
-            supportsResponseStreaming: true,
-            ...(maxDurationS ? { maxDuration: maxDurationS } : {}),
-            // The drain's time budget follows the function's limit.
-            environment: {
-              NODE_OPTIONS,
-              ...(maxDurationS ? { SLUICE_MAX_DURATION_MS: String(maxDurationS * 1000) } : {}),
-            },
-          }
-    await writeFile(join(dir, '.vc-config.json'), `${JSON.stringify(config, null, 2)}\n`)
-  }
-  // The edge function takes the paths below its own (/api/enqueue/:name); everything else under
-  // /api goes to the Node function (/api/drain, /api/maintain, /api/jobs/:name …). A rewrite
-  // keeps the request's URL, so the app routes on the original path.
-  for (const fn of functions) {
-    if (fn.vercel && fn.target === 'edge')
-      routes.push({ src: `^/${fn.vercel.path}/.+$`, dest: `/${fn.vercel.path}` })
-  }
-  const api = functions.find((fn) => fn.target === 'node' && fn.vercel)
-  if (api?.vercel) routes.push({ src: '^/api(?:/.*)?$', dest: `/${api.vercel.path}` })
-  const config = { version: 3, routes }
-  await writeFile(join(target, 'config.json'), `${JSON.stringify(config, null, 2)}\n`)
-}
-
-const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`
-
-export function sizeTable(bundles: readonly BundleReport[]): string {
-  const rows = [
-    ['bundle', 'target', 'raw', 'gzip'],
-    ...bundles.map((b) => [b.file, b.target, kib(b.bytes), kib(b.gzipBytes)]),
-  ]
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  return rows
-    .map(
-      (row, n) =>
-        row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ') +
-        (n === 0 ? `\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : ''),
-    )
-    .join('\n')
+/** docs/deploy.md's text with `table` as its size table. */
+export function withSizeTable(doc: string, table: string): string {
+  const from = doc.indexOf(DOCS_TABLE.start)
+  const to = doc.indexOf(DOCS_TABLE.end)
+  if (from < 0 || to < from) throw new BuildError(`${DOCS_TABLE.file} has no size table markers.`)
+  return `${doc.slice(0, from + DOCS_TABLE.start.length)}\n\n\`\`\`\n${table}\n\`\`\`\n\n${doc.slice(to)}`
 }
 
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
-  const root = options.root ?? join(dirname(new URL(import.meta.url).pathname), '..')
+  const root = options.root ?? ROOT
   const outDir = options.outDir ?? join(root, 'dist')
   const log = options.log ?? ((line: string) => console.log(line))
   const result: BuildResult = { outDir, library: [], bundles: [] }
@@ -401,36 +200,36 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     result.library = await buildLibrary(root, outDir, options.declarations !== false)
     log(`library: ${result.library.length} files in ${relative(root, outDir) || outDir}`)
   }
-  const list = options.functionList ?? FUNCTIONS
-  if (options.functions !== false) {
-    const only = Array.isArray(options.functions) ? new Set(options.functions) : undefined
-    const chosen = only ? list.filter((fn) => only.has(fn.entry)) : list
-    await rm(join(outDir, 'functions'), { recursive: true, force: true })
-    result.bundles = await Promise.all(chosen.map((fn) => buildFunction(root, outDir, fn)))
-    log(sizeTable(result.bundles))
-  }
-  if (options.vercelOutput) {
-    // On Vercel the build sees the deployment's environment: a secret every cold start would
-    // refuse fails the deploy here instead. (VERCEL=1 there: the secrets must be set too.)
-    const env = options.env ?? process.env
-    const problems = deployEnvProblems(env, { require: env.VERCEL === '1' })
-    if (problems.length > 0) throw new BuildError(`the deployment's environment:\n  ${problems.join('\n  ')}`)
-    await writeVercelOutput(outDir, options.vercelOutput, list)
-    log(`vercel: Build Output API in ${relative(root, options.vercelOutput)}`)
+  const functions = options.functionList ?? FUNCTIONS
+  if (options.functions !== false || options.vercelOutput) {
+    const built = await buildFunctions({
+      root,
+      outDir,
+      functions,
+      ...(Array.isArray(options.functions) ? { only: options.functions } : {}),
+      vercelOutput: options.vercelOutput ?? false,
+      ...(options.env ? { env: options.env } : {}),
+      log: options.functions === false ? () => {} : log,
+    })
+    result.bundles = options.functions === false ? [] : built.bundles
   }
   return result
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   const args = new Set(process.argv.slice(2))
-  const root = join(dirname(new URL(import.meta.url).pathname), '..')
   try {
-    await build({
-      root,
+    const result = await build({
+      root: ROOT,
       library: !args.has('--functions'),
       functions: !args.has('--library'),
-      vercelOutput: args.has('--vercel') ? join(root, '.vercel/output') : false,
+      vercelOutput: args.has('--vercel') ? join(ROOT, '.vercel/output') : false,
     })
+    if (args.has('--docs')) {
+      const path = join(ROOT, DOCS_TABLE.file)
+      await writeFile(path, withSizeTable(await readFile(path, 'utf8'), sizeTable(result.bundles)))
+      console.log(`wrote the size table in ${DOCS_TABLE.file}`)
+    }
   } catch (error) {
     console.error(error instanceof BuildError ? `build failed: ${error.message}` : error)
     process.exit(1)

@@ -59,6 +59,9 @@ const context = {
   getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
 }
 
+// Lambda sends the handler's console output to its logs, never into the result: here, stderr.
+for (const method of ['log', 'info', 'debug']) console[method] = console.error
+
 const timer = setTimeout(() => {
   process.stderr.write(`Task timed out after ${timeoutMs} ms\n`)
   process.exit(1)

@@ -27,7 +27,7 @@ export const LAYERS: Layer[] = [
   { name: 'config, drain, tracing', members: ['config.ts', 'drain/', 'tracing/'] },
   { name: 'sluice', members: ['sluice.ts', 'inspect.ts'] },
   { name: 'http', members: ['http/'] },
-  { name: 'adapters', members: ['platforms/', 'edge/', 'edge.ts', 'cli/', 'index.ts'] },
+  { name: 'adapters', members: ['platforms/', 'edge/', 'edge.ts', 'build/', 'cli/', 'index.ts'] },
 ]
 
 const ZOD = {

@@ -2,8 +2,7 @@
 // priority? }, and POST /api/enqueue/events/:topic with { payload, eventId?, delay?, headers? }.
 // It imports the job contracts only, so no handler code (and no Node built-in) is bundled.
 import { contracts } from '../../examples/contracts.js'
-import { createEdgeClient, createEnqueueApp } from '../../src/edge.js'
-import { seeWakeupsOut, vercelWaitUntil } from '../../src/platforms/wait-until.js'
+import { createEdgeClient, createEnqueueApp, seeWakeupsOut, vercelWaitUntil } from '../../src/edge.js'
 
 export const config = { runtime: 'edge' }
 

@@ -1,10 +1,11 @@
 import type { AnyCommand } from './command.js'
 import { devHelp } from './commands/dev.js'
 import { COMMANDS } from './commands/index.js'
+import { TOOLS } from './tools.js'
 
 type Helpful = Pick<AnyCommand, 'name' | 'summary' | 'usage' | 'help'>
 
-const ALL: Helpful[] = [devHelp, ...COMMANDS.values()]
+const ALL: Helpful[] = [devHelp, ...COMMANDS.values(), ...TOOLS.values()]
 
 export const COMMAND_NAMES = ALL.map((c) => c.name)
 

@@ -12,6 +12,7 @@ import { color, formatError, keepStdoutForJson, write } from './output.js'
 import { runOnDevServer } from './remote.js'
 import { closest } from './suggest.js'
 import { chooseTarget, type Target, unreachableHint } from './target.js'
+import { TOOLS } from './tools.js'
 
 /** Global flags may come before the command: `sluice --config x.ts status`. */
 function splitCommand(argv: readonly string[]): { name: string | undefined; rest: string[] } {
@@ -116,6 +117,19 @@ async function main(argv: readonly string[]): Promise<number> {
     const found = about ? findHelp(about) : undefined
     await write(process.stdout, found ? commandHelp(found) : topHelp())
     return EXIT.OK
+  }
+  const tool = TOOLS.get(name)
+  if (tool) {
+    try {
+      const parsed = parseCommandArgs(name, rest, tool.options)
+      if (parsed.globals.help) {
+        await write(process.stdout, commandHelp(tool))
+        return EXIT.OK
+      }
+      return await tool.run(parsed)
+    } catch (error) {
+      return fail(error, json)
+    }
   }
   let target: Target | undefined
   try {

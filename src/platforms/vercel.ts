@@ -13,6 +13,8 @@ import { defaultReporter, notFound, onError } from '../http/errors.js'
 import type { Sluice } from '../sluice.js'
 import { seeWakeupsOut, vercelWaitUntil } from './wait-until.js'
 
+export { seeWakeupsOut, vercelWaitUntil, type WaitUntil, waitUntil } from './wait-until.js'
+
 export interface VercelOptions extends Omit<AppOptions, 'remainingMs'> {
   /** The function's maxDuration, ms. Default SLUICE_MAX_DURATION_MS, else 60 s. */
   maxDurationMs?: number

@@ -23,6 +23,22 @@ export function vercelWaitUntil(): WaitUntil | undefined {
   return typeof waitUntil === 'function' ? (promise) => waitUntil.call(context, promise) : undefined
 }
 
+/**
+ * Keeps `promise` running after the response is sent: on Vercel (Node.js and Edge runtimes) it
+ * goes to the current request's `waitUntil`. Returns true when it was handed off; false when
+ * there is no request context (not on Vercel, or outside a request), and the caller should
+ * await it before answering.
+ *
+ *   import { waitUntil } from 'sluice/edge'
+ *   if (!waitUntil(sendAnalytics())) await sendAnalytics
+ */
+export function waitUntil(promise: Promise<unknown>): boolean {
+  const hand = vercelWaitUntil()
+  if (!hand) return false
+  hand(promise)
+  return true
+}
+
 /** Longest an entry point without `waitUntil` holds its answer for wake-ups to leave, ms. */
 export const DEFAULT_WAKE_WAIT_MS = 1_000
 

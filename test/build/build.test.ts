@@ -4,7 +4,15 @@ import { copyFile, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { BuildError, build, FUNCTIONS, isNodeBuiltin, sizeTable } from '../../scripts/build.js'
+import {
+  BuildError,
+  build,
+  DOCS_TABLE,
+  FUNCTIONS,
+  isNodeBuiltin,
+  sizeTable,
+  withSizeTable,
+} from '../../scripts/build.js'
 import { buildToTemp, root, setEnv, type TempBuild } from '../helpers/build.js'
 import { parseYaml } from '../helpers/yaml.js'
 
@@ -28,7 +36,7 @@ describe('the library', () => {
   test('every package.json export has its JS and its types', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as PackageJson
     const subpaths = Object.keys(pkg.exports).filter((key) => key !== './package.json')
-    expect(subpaths).toEqual(['.', './edge', './aws-lambda', './vercel'])
+    expect(subpaths).toEqual(['.', './edge', './aws-lambda', './vercel', './build'])
     for (const key of subpaths) {
       const target = pkg.exports[key] as { types: string; import: string }
       expect(existsSync(inBuild(target.import)), target.import).toBe(true)
@@ -68,6 +76,13 @@ describe('the function bundles', () => {
     expect(table).toBeDefined()
     for (const bundle of built.bundles) expect(table).toContain(bundle.file)
     expect(sizeTable(built.bundles).split('\n')).toHaveLength(built.bundles.length + 2)
+  })
+
+  test("docs/deploy.md's size table is the build's (npm run build -- --functions --docs rewrites it)", async () => {
+    const doc = await readFile(join(root, DOCS_TABLE.file), 'utf8')
+    expect(doc, 'stale: run `npm run build -- --functions --docs`').toBe(
+      withSizeTable(doc, sizeTable(built.bundles)),
+    )
   })
 
   test('the edge bundle stays small and free of Node', async () => {

@@ -25,7 +25,7 @@ beforeAll(async () => {
   env = await makeSluice({ jobs: [] })
   await setup(env.sluice)
   built = await buildToTemp({
-    functions: ['functions/vercel/api.ts', 'functions/vercel/enqueue.ts'],
+    functions: ['functions/vercel/sluice.ts', 'functions/vercel/enqueue.ts'],
     vercel: true,
   })
   output = join(built.outDir, 'vercel-output')

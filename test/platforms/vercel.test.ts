@@ -25,7 +25,7 @@ beforeAll(async () => {
   env = await makeSluice({ jobs: [welcomeEmail] })
   // The bundled functions serve the example app, whose handlers write to its own tables.
   await setup(env.sluice)
-  built = await buildToTemp({ functions: ['functions/vercel/api.ts'] })
+  built = await buildToTemp({ functions: ['functions/vercel/sluice.ts'] })
   restoreEnv = setEnv({
     DATABASE_URL: databaseUrl,
     SLUICE_SCHEMA: env.schema,
@@ -34,7 +34,7 @@ beforeAll(async () => {
     // What the build's Vercel output sets from the function's maxDuration; short here.
     SLUICE_MAX_DURATION_MS: '1500',
   })
-  ;({ GET, POST } = await built.load<{ GET: Handler; POST: Handler }>('functions/vercel/api.mjs'))
+  ;({ GET, POST } = await built.load<{ GET: Handler; POST: Handler }>('functions/vercel/sluice.mjs'))
 })
 afterAll(async () => {
   restoreEnv?.()

@@ -1,0 +1,177 @@
+/**
+ * `sluice build`: one minified, self-contained ESM bundle (and its source map) per function of
+ * the project, with the preset's options, checked before it can ship: an edge bundle must not
+ * import a Node built-in, and the project's own code must not read files at run time. Prints
+ * the size table; optionally writes Vercel's Build Output API tree.
+ *
+ * esbuild is an optional peer dependency of sluice: only this command needs it
+ * (`npm install --save-dev esbuild`).
+ */
+import { existsSync } from 'node:fs'
+import { readFile, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { join, relative, resolve } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { ConfigError } from '../errors.js'
+import { deployEnvProblems } from '../platforms/secrets.js'
+import { BuildError } from './errors.js'
+import { discoverFunctions, type FunctionBundle } from './functions.js'
+import { esbuildPreset, fileReads, type MetafileLike, nodeImports, pgProvider } from './preset.js'
+import { type BundleReport, sizeTable } from './sizes.js'
+import { writeVercelOutput } from './vercel-output.js'
+
+export interface BuildFunctionsOptions {
+  /** The project's root. Default the working directory. */
+  root?: string
+  /** Bundles go to `<outDir>/functions/`. Default `<root>/dist`. */
+  outDir?: string
+  /** The function table. Default: discovered from `<root>/functions` (see discoverFunctions). */
+  functions?: readonly FunctionBundle[]
+  /** Build only these entries (relative to root). */
+  only?: readonly string[]
+  /** More packages to leave out of every bundle. */
+  external?: readonly string[]
+  /** Also write Vercel's Build Output API tree here (usually `<root>/.vercel/output`). */
+  vercelOutput?: string | false
+  /** The deployment's environment, checked when writing Vercel's output. Default process.env. */
+  env?: Record<string, string | undefined>
+  /** Where the size table goes. Default console.log. */
+  log?: (line: string) => void
+}
+
+export interface FunctionsBuild {
+  outDir: string
+  functions: FunctionBundle[]
+  bundles: BundleReport[]
+}
+
+interface Esbuild {
+  build(options: Record<string, unknown>): Promise<{ metafile?: MetafileLike & { outputs: object } }>
+}
+
+/**
+ * Replaces the generated migration modules (src/migrate/*.generated.ts, or their dist/ .js) with
+ * `null`, which migrate() refuses with a ConfigError naming `sluice migrate`.
+ */
+const WITHOUT_MIGRATIONS = {
+  name: 'sluice-without-migrations',
+  setup(b: {
+    onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: 'js' }): void
+  }) {
+    b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
+      const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
+      return { contents: `export const ${name} = null\n`, loader: 'js' }
+    })
+  },
+}
+
+async function loadEsbuild(): Promise<Esbuild> {
+  try {
+    const name = 'esbuild'
+    return (await import(name)) as Esbuild
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error
+    throw new ConfigError(
+      '`sluice build` needs esbuild, which is not installed: run `npm install --save-dev esbuild`.',
+    )
+  }
+}
+
+async function bundle(
+  esbuild: Esbuild,
+  root: string,
+  outDir: string,
+  fn: FunctionBundle,
+  choices: { external: readonly string[]; inject: readonly string[] },
+): Promise<BundleReport> {
+  if (!existsSync(join(root, fn.entry))) throw new BuildError(`Missing function entry ${fn.entry}`)
+  const outfile = join(outDir, 'functions', fn.out)
+  let metafile: MetafileLike & { outputs: object }
+  try {
+    const result = await esbuild.build({
+      ...esbuildPreset(fn.target, choices),
+      ...(fn.migrations === false ? { plugins: [WITHOUT_MIGRATIONS] } : {}),
+      absWorkingDir: root,
+      entryPoints: [join(root, fn.entry)],
+      outfile,
+    })
+    metafile = result.metafile!
+  } catch (error) {
+    const errors = (error as { errors?: { text: string; location?: { file?: string; line?: number } }[] })
+      .errors
+    const detail = (errors ?? [])
+      .map((e) => `${e.location?.file ?? ''}:${e.location?.line ?? ''} ${e.text}`)
+      .join('\n  ')
+    throw new BuildError(`Bundling ${fn.entry} failed:\n  ${detail || String(error)}`)
+  }
+  if (fn.target === 'edge') {
+    const builtins = nodeImports(metafile)
+    if (builtins.length > 0) {
+      throw new BuildError(
+        `The edge bundle ${fn.entry} imports Node built-ins, which edge runtimes do not have:\n  ${builtins.join('\n  ')}`,
+      )
+    }
+  }
+  const reads = fileReads(metafile, root)
+  if (reads.length > 0)
+    throw new BuildError(`${fn.entry} would read files at run time:\n  ${reads.join('\n  ')}`)
+  const outputs = Object.keys(metafile.outputs).filter((file) => !file.endsWith('.map'))
+  if (outputs.length !== 1)
+    throw new BuildError(`${fn.entry} produced ${outputs.length} files; expected one (and its source map).`)
+  const code = await readFile(outfile)
+  return {
+    entry: fn.entry,
+    file: relative(outDir, outfile),
+    target: fn.target,
+    bytes: code.byteLength,
+    gzipBytes: gzipSync(code, { level: 9 }).byteLength,
+  }
+}
+
+function resolves(root: string, name: string): boolean {
+  try {
+    createRequire(join(root, 'package.json')).resolve(name)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Bundles the project's functions into `<outDir>/functions/`, in parallel; prints the size table. */
+export async function buildFunctions(options: BuildFunctionsOptions = {}): Promise<FunctionsBuild> {
+  const root = resolve(options.root ?? process.cwd())
+  const outDir = resolve(root, options.outDir ?? 'dist')
+  const log = options.log ?? ((line: string) => console.log(line))
+  const all = options.functions ? [...options.functions] : await discoverFunctions(root)
+  if (all.length === 0)
+    throw new BuildError(
+      `No functions in ${join(root, 'functions')}: run \`sluice init <aws | vercel | cloudflare>\` to write them.`,
+    )
+  const only = options.only ? new Set(options.only) : undefined
+  const chosen = only ? all.filter((fn) => only.has(fn.entry)) : all
+  const unknown = [...(only ?? [])].filter((entry) => !all.some((fn) => fn.entry === entry))
+  if (unknown.length > 0)
+    throw new BuildError(
+      `Not a function entry: ${unknown.join(', ')}. Entries: ${all.map((fn) => fn.entry).join(', ')}.`,
+    )
+  if (options.vercelOutput) {
+    // On Vercel the build sees the deployment's environment: a secret every cold start would
+    // refuse fails the deploy here instead. (VERCEL=1 there: the secrets must be set too.)
+    const env = options.env ?? process.env
+    const problems = deployEnvProblems(env, { require: env.VERCEL === '1' })
+    if (problems.length > 0) throw new BuildError(`the deployment's environment:\n  ${problems.join('\n  ')}`)
+  }
+  const esbuild = await loadEsbuild()
+  await rm(join(outDir, 'functions'), { recursive: true, force: true })
+  // A project with pg installed gets it bundled into its Node functions (they ship no node_modules).
+  const inject = resolves(root, 'pg') ? [pgProvider()] : []
+  const bundles = await Promise.all(
+    chosen.map((fn) => bundle(esbuild, root, outDir, fn, { external: options.external ?? [], inject })),
+  )
+  log(sizeTable(bundles))
+  if (options.vercelOutput) {
+    await writeVercelOutput(join(outDir, 'functions'), resolve(root, options.vercelOutput), chosen)
+    log(`vercel: Build Output API in ${relative(root, resolve(root, options.vercelOutput))}`)
+  }
+  return { outDir, functions: chosen, bundles }
+}

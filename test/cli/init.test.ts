@@ -1,0 +1,143 @@
+/**
+ * `sluice init` in a project of each kind: the files it writes, where their imports point, that
+ * it keeps what exists without --force, and the commands it prints. Building what it wrote, and
+ * each platform's own tool on it, is the consumer suite's part (test/consumer).
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { discoverFunctions } from '../../src/build/functions.js'
+import { runCli } from '../helpers/cli.js'
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sluice-init-'))
+})
+afterEach(() => rm(dir, { recursive: true, force: true }))
+
+const read = (path: string) => readFile(join(dir, path), 'utf8')
+const project = async (files: Record<string, string>) => {
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true })
+    await writeFile(join(dir, path), content)
+  }
+}
+
+describe('sluice init', () => {
+  test('aws in a TypeScript project without an app: entries, serverless.yml, a config skeleton, next commands', async () => {
+    await project({ 'package.json': '{"name":"@acme/shop","type":"module"}', 'tsconfig.json': '{}' })
+    const run = await runCli(['init', 'aws'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    for (const file of ['functions/aws/drain.ts', 'functions/aws/maintain.ts', 'functions/aws/api.ts'])
+      expect(run.stdout).toContain(`wrote ${file}`)
+    expect(run.stdout).toContain('wrote sluice.config.ts')
+    expect(run.stdout).toContain('wrote serverless.yml')
+    expect(await read('functions/aws/drain.ts')).toContain("import { sluice } from '../../sluice.config.js'")
+    expect(await read('serverless.yml')).toMatch(/^service: shop$/m)
+    expect(await read('sluice.config.ts')).toContain('export const sluice = createSluice({ jobs })')
+    const next = run.stdout.slice(run.stdout.indexOf('Next:')).trim().split('\n').slice(1)
+    expect(next).toHaveLength(3)
+    expect(next[2]).toContain('npx sluice build && npx osls deploy')
+    // What `sluice build` will bundle, and for which runtime.
+    expect(await discoverFunctions(dir)).toEqual([
+      { entry: 'functions/aws/api.ts', out: 'aws/api.mjs', target: 'node' },
+      { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node', migrations: false },
+      { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node', migrations: false },
+    ])
+  })
+
+  test("finds the module that exports the app's sluice, and imports it from there", async () => {
+    await project({
+      'package.json': '{"name":"shop"}',
+      'tsconfig.json': '{}',
+      'src/lib/sluice.ts': 'export const sluice = createSluice({ jobs })\n',
+    })
+    const run = await runCli(['init', 'vercel'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).not.toContain('sluice.config')
+    expect(await read('functions/vercel/sluice.ts')).toContain("from '../../src/lib/sluice.js'")
+    expect(JSON.parse(await read('vercel.json'))).toMatchObject({
+      framework: null,
+      buildCommand: 'sluice build --vercel',
+      crons: [{ path: '/api/maintain', schedule: '* * * * *' }],
+    })
+    expect(await discoverFunctions(dir)).toEqual([
+      {
+        entry: 'functions/vercel/sluice.ts',
+        out: 'vercel/sluice.mjs',
+        target: 'node',
+        vercel: { path: 'api/sluice', maxDurationS: 60 },
+      },
+    ])
+  })
+
+  test('--app names the module; one that does not export sluice is refused', async () => {
+    await project({
+      'package.json': '{"name":"shop"}',
+      'server/queue.mjs': 'export { sluice } from "./x.mjs"\n',
+      'server/other.mjs': 'export const app = 1\n',
+    })
+    const refused = await runCli(['init', 'aws', '--app', 'server/other.mjs'], { cwd: dir })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('server/other.mjs does not export `sluice`')
+    const run = await runCli(['init', 'aws', '--app', 'server/queue.mjs'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    // A JavaScript project (no tsconfig.json), CommonJS package: .mjs entries.
+    expect(await read('functions/aws/drain.mjs')).toContain("from '../../server/queue.mjs'")
+  })
+
+  test('next: the App Router route under src/app, importing without an extension', async () => {
+    await project({
+      'package.json': '{"name":"web"}',
+      'tsconfig.json': '{}',
+      'src/app/page.tsx': 'export default function Page() { return null }\n',
+      'src/sluice.ts': 'export const sluice = createSluice({ jobs: [] })\n',
+    })
+    const run = await runCli(['init', 'next'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    const route = await read('src/app/api/sluice/[...route]/route.ts')
+    expect(route).toContain("import { sluice } from '../../../../sluice'")
+    expect(route).toContain("basePath: '/api/sluice'")
+    expect(route).toContain('export const maxDuration = 60')
+    expect(JSON.parse(await read('vercel.json'))).toEqual({
+      $schema: 'https://openapi.vercel.sh/vercel.json',
+      crons: [{ path: '/api/sluice/maintain', schedule: '* * * * *' }],
+    })
+  })
+
+  test('cloudflare: a worker on job contracts only, an edge function, and wrangler.toml', async () => {
+    await project({ 'package.json': '{"name":"shop","type":"module"}', 'tsconfig.json': '{}' })
+    const run = await runCli(['init', 'cloudflare'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    expect(await read('functions/cloudflare/worker.ts')).toContain("from '../../sluice.contracts.js'")
+    expect(await read('sluice.contracts.ts')).toContain("from 'sluice/edge'")
+    expect(await read('wrangler.toml')).toContain('main = "dist/functions/cloudflare/worker.js"')
+    expect(await discoverFunctions(dir)).toEqual([
+      { entry: 'functions/cloudflare/worker.ts', out: 'cloudflare/worker.js', target: 'edge' },
+    ])
+  })
+
+  test('never overwrites without --force', async () => {
+    await project({ 'package.json': '{"name":"shop"}', 'tsconfig.json': '{}', 'serverless.yml': 'mine\n' })
+    const run = await runCli(['init', 'aws'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(/kept {2}serverless\.yml/)
+    expect(await read('serverless.yml')).toBe('mine\n')
+    await writeFile(join(dir, 'functions/aws/drain.ts'), '// edited\n')
+    const again = await runCli(['init', 'aws'], { cwd: dir })
+    expect(await read('functions/aws/drain.ts')).toBe('// edited\n')
+    expect(again.stdout).not.toContain('wrote')
+    const forced = await runCli(['init', 'aws', '--force'], { cwd: dir })
+    expect(forced.code).toBe(0)
+    expect(await read('serverless.yml')).toContain('service: shop')
+    expect(await read('functions/aws/drain.ts')).toContain('drainHandler(sluice)')
+  })
+
+  test('an unknown platform is a usage error naming the choices', async () => {
+    const run = await runCli(['init', 'heroku'], { cwd: dir })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('Unknown platform "heroku"')
+    expect(run.stderr).toContain('aws | vercel | next | cloudflare')
+  })
+})
