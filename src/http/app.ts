@@ -1,7 +1,5 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
-import { callable } from '../callable.js'
-import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
@@ -14,12 +12,12 @@ import { adminOperations } from './admin/routes.js'
 import { readJson } from './body.js'
 import { mountDashboard } from './dashboard/app.js'
 import { type DashboardOptions, dashboardOptionSchema } from './dashboard/options.js'
-import { addDrainRoute } from './drain-app.js'
+import { addDrainRoute, drainAppOptionsSchema, validAppOptions } from './drain-app.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from './prometheus.js'
-import { hostListSchema, jsonOnly, originListSchema, sameSite } from './same-site.js'
+import { jsonOnly, sameSite } from './same-site.js'
 
 export interface AppOptions {
   /** Credentials per route (see AppAuthOptions). `false` serves every route unauthenticated: local development only. */
@@ -59,21 +57,9 @@ export interface AppOptions {
   showSessionQueries?: boolean
 }
 
-const appOptionsSchema = z
-  .object({
-    auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
-    env: z.record(z.string(), z.string().optional()).optional(),
-    remainingMs: callable().optional(),
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(64 * 1024 * 1024)
-      .optional(),
+const appOptionsSchema = drainAppOptionsSchema
+  .extend({
     healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
-    onError: callable().optional(),
-    allowedHosts: hostListSchema.optional(),
-    allowedOrigins: originListSchema.optional(),
     admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
     dashboard: dashboardOptionSchema.optional(),
     showSessionQueries: z.boolean().optional(),
@@ -100,14 +86,7 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * without a secret unless `auth: false` is passed.
  */
 export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
-  const checked = appOptionsSchema.safeParse(options)
-  if (!checked.success) {
-    const first = checked.error.issues[0]
-    throw new ConfigError(
-      `Invalid createApp options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
-      toIssues(checked.error.issues),
-    )
-  }
+  validAppOptions(appOptionsSchema, options, 'createApp')
   const maxBodyBytes = options.maxBodyBytes ?? sluice.config.maxPayloadBytes + 4096
   const guard = routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes)
   const healthTimeoutMs = options.healthTimeoutMs ?? 5_000

@@ -48,7 +48,7 @@ export interface DrainAppOptions {
   allowedOrigins?: string[]
 }
 
-const drainAppOptionsSchema = z
+export const drainAppOptionsSchema = z
   .object({
     auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
     env: z.record(z.string(), z.string().optional()).optional(),
@@ -65,20 +65,24 @@ const drainAppOptionsSchema = z
   })
   .strict()
 
+/** Throws a ConfigError naming the first problem when `options` do not fit `schema`. */
+export function validAppOptions(schema: z.ZodType, options: unknown, what: string): void {
+  const checked = schema.safeParse(options)
+  if (checked.success) return
+  const first = checked.error.issues[0]
+  throw new ConfigError(
+    `Invalid ${what} options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+    toIssues(checked.error.issues),
+  )
+}
+
 /**
  * `POST /drain` alone, as a Hono app: what a drain function serves. It carries no admin API,
  * no OpenAPI document and no dashboard, so a function built from it bundles none of them.
  * The same authentication, errors and same-site rules as createApp.
  */
 export function drainApp(sluice: Sluice, options: DrainAppOptions = {}): Hono {
-  const checked = drainAppOptionsSchema.safeParse(options)
-  if (!checked.success) {
-    const first = checked.error.issues[0]
-    throw new ConfigError(
-      `Invalid drain app options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
-      toIssues(checked.error.issues),
-    )
-  }
+  validAppOptions(drainAppOptionsSchema, options, 'drain app')
   const maxBodyBytes = options.maxBodyBytes ?? sluice.config.maxPayloadBytes + 4096
   const tracing = new Tracing(sluice.config.tracing)
   const app = new Hono()
