@@ -14,6 +14,8 @@ CREATE TABLE archive (
   duration_ms bigint,
   finished_at timestamp with time zone NOT NULL DEFAULT now(),
   wait_ms bigint,
+  errors jsonb,
+  invocation text,
   CONSTRAINT archive_pkey PRIMARY KEY (id),
   CONSTRAINT archive_status_check CHECK ((status = ANY (ARRAY['completed'::text, 'expired'::text])))
 );
@@ -135,6 +137,7 @@ CREATE TABLE jobs (
   policy text,
   partition_key text,
   trace_context text,
+  started_at timestamp with time zone,
   CONSTRAINT jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
@@ -1086,7 +1089,8 @@ BEGIN
   RETURN QUERY
   WITH claimed AS (
     UPDATE :SLUICE_SCHEMA.jobs j
-    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation
+    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation,
+        started_at = now()
     FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
@@ -1848,11 +1852,15 @@ BEGIN
       WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
                 j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
-                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag
+                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag, j.errors, j.leased_by
     ), archived AS (
+      -- With the failed attempts before it, if any, and the invocation that ran it: the job's
+      -- timeline (0018_attempt_history.sql).
       INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
-                                          enqueued_at, duration_ms, wait_ms)
-      SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w FROM done
+                                          enqueued_at, duration_ms, wait_ms, errors, invocation)
+      SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w,
+             nullif(errors, '[]'::jsonb), leased_by
+      FROM done
       RETURNING 1
     ), stats AS (
       -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).

@@ -51,10 +51,11 @@ export interface JobsQuery {
 }
 
 /** One job with its error history and its attempts, oldest first. */
-export interface JobDetail extends JobDetailRow {
+export interface JobDetail extends Omit<JobDetailRow, 'lastDurationMs' | 'lastInvocation'> {
   /**
    * Each attempt the error history records (the last ten failures: start, end, duration, the
-   * drain invocation, the error), then the running one. A completed job is archived and has none.
+   * drain invocation, the error), then the running one or, for an archived job, the one that
+   * completed (or expired) it.
    */
   timeline: JobAttempt[]
 }
@@ -93,7 +94,11 @@ export interface Inspect {
    * a retry) in id order, with payload, attempts and last error. Page on with `after`.
    */
   jobs(query?: JobsQuery): Promise<JobRow[]>
-  /** One job of the jobs table with its error history; null when it is not there (finished, dead or unknown). */
+  /**
+   * One job with its error history and attempts, wherever it is: waiting, running, archived
+   * (`completed`, `expired`) or a dead letter (`dead`). Null when it is none of these: never
+   * enqueued, cancelled, or archived longer ago than the archive keeps jobs.
+   */
   job(id: string): Promise<JobDetail | null>
   /**
    * Every admission policy: its queue, global cap, partitions (how many, how many paused) and
@@ -225,7 +230,18 @@ export function inspectApi(
       const { rows } = await (await db()).query<JobDetailRow>(getJob(t, parseJobId(id)))
       const row = rows[0]
       if (!row) return null
-      return { ...row, timeline: attemptsTimeline(row.errors, row.attempts, row.runningIn) }
+      const { lastDurationMs, lastInvocation, ...job } = row
+      const running = job.runningIn === null ? null : { startedAt: job.startedAt, invocation: job.runningIn }
+      const last =
+        (job.state === 'completed' || job.state === 'expired') && job.endedAt !== null
+          ? {
+              outcome: job.state,
+              endedAt: job.endedAt,
+              durationMs: lastDurationMs,
+              invocation: lastInvocation,
+            }
+          : null
+      return { ...job, timeline: attemptsTimeline(job.errors, job.attempts, { running, last }) }
     },
     async policies() {
       return (await (await db()).query<PolicyRow>(policies(t))).rows

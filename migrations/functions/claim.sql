@@ -199,7 +199,8 @@ BEGIN
   RETURN QUERY
   WITH claimed AS (
     UPDATE :SLUICE_SCHEMA.jobs j
-    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation
+    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation,
+        started_at = now()
     FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,

@@ -50,11 +50,15 @@ BEGIN
       WHERE j.id = ok.id AND j.lease_token = ok.token
       RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
                 j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
-                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag
+                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag, j.errors, j.leased_by
     ), archived AS (
+      -- With the failed attempts before it, if any, and the invocation that ran it: the job's
+      -- timeline (0018_attempt_history.sql).
       INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
-                                          enqueued_at, duration_ms, wait_ms)
-      SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w FROM done
+                                          enqueued_at, duration_ms, wait_ms, errors, invocation)
+      SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w,
+             nullif(errors, '[]'::jsonb), leased_by
+      FROM done
       RETURNING 1
     ), stats AS (
       -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).

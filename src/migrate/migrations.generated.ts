@@ -180,5 +180,13 @@ export const migrations: readonly Migration[] = [
       "-- The dashboard's log-in throttle and ended sessions: rows, so that every instance of a\n-- serverless deployment sees the same, and nothing is held in a process or a database session.\n--\n-- One row per client (its address, as the platform reports it) that has tried the log-in\n-- recently: how many attempts since its last right one, and when it may try again. A right\n-- secret deletes the row; rows idle for a day are deleted by later attempts.\nCREATE TABLE :SLUICE_SCHEMA.login_attempts (\n  client text PRIMARY KEY,\n  attempts integer NOT NULL,\n  last_attempt_at timestamptz NOT NULL,\n  blocked_until timestamptz NOT NULL\n)",
       "-- Sessions ended by logging out, until they would have expired anyway: a copy of the cookie\n-- stops working with the logout. `session` is the nonce of the session's cookie.\nCREATE TABLE :SLUICE_SCHEMA.ended_sessions (\n  session text PRIMARY KEY,\n  expires_at timestamptz NOT NULL\n)"
     ]
+  },
+  {
+    "version": 18,
+    "name": "0018_attempt_history",
+    "statements": [
+      "-- What a job's page needs to tell its whole story (the attempts timeline), wherever the job is:\n--\n-- - jobs.started_at: when the claim took the running attempt. Written by the claim's own update\n--   of the row, so it costs no extra statement or row version; stale (and unread) once the\n--   attempt has settled.\n-- - archive.errors: the failed attempts of a job that completed after retries, as its error\n--   history was (null when it completed at its first attempt, the common case, so most archived\n--   rows carry nothing more).\n-- - archive.invocation: the drain invocation that ran its last attempt.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN started_at timestamptz",
+      "ALTER TABLE :SLUICE_SCHEMA.archive ADD COLUMN errors jsonb, ADD COLUMN invocation text"
+    ]
   }
 ]

@@ -32,11 +32,28 @@ export interface JobRow {
   reason: string | null
 }
 
-/** One job with its error history, as the statement returns it. */
-export interface JobDetailRow extends JobRow {
+/** Where a job that has ended is: archived (`completed`, `expired`) or a dead letter (`dead`). */
+export const ENDED_STATES = ['completed', 'expired', 'dead'] as const
+
+export type EndedState = (typeof ENDED_STATES)[number]
+
+/**
+ * One job with its error history, as the statement returns it: waiting or running (a JobRow's
+ * state), or ended and found in the archive or the dead letters.
+ */
+export interface JobDetailRow extends Omit<JobRow, 'state'> {
+  state: JobState | EndedState
   errors: unknown[]
   /** The drain invocation running it now; null unless it is running. */
   runningIn: string | null
+  /** When the claim took the running attempt; null unless it is running. */
+  startedAt: Date | null
+  /** When it completed, expired or was dead-lettered; null while it waits or runs. */
+  endedAt: Date | null
+  /** How long its last attempt ran, for an archived job; null otherwise. */
+  lastDurationMs: number | null
+  /** The drain invocation that ran its last attempt, for an archived job; null otherwise. */
+  lastInvocation: string | null
 }
 
 export interface JobFilter {
@@ -105,12 +122,36 @@ ORDER BY x.id`,
   }
 }
 
-/** One job of the jobs or the blocked table, with its error history. */
+/**
+ * One job with its error history, wherever it is: the jobs or the blocked table, else the dead
+ * letters, else the archive (an id is in one of them at a time, but a retried dead letter leaves
+ * its archived row of an earlier life behind, so the order says which wins). Each branch is a
+ * primary-key lookup.
+ */
 export function getJob(t: string, id: string): Statement {
   return {
-    text: `SELECT ${COLUMNS(t)}, x.errors,
-       CASE WHEN x.state = 'running' THEN (x.job).leased_by END AS "runningIn"
-FROM (${jobRows(t)}) x WHERE x.id = $1::bigint`,
+    text: `SELECT id, queue, name, state, payload, priority, attempts, "maxAttempts", "runAt", "enqueuedAt", "lastError",
+       policy, partition, "batchId", reason, errors, "runningIn", "startedAt", "endedAt", "lastDurationMs",
+       "lastInvocation"
+FROM (
+  SELECT ${COLUMNS(t)}, x.errors,
+         CASE WHEN x.state = 'running' THEN (x.job).leased_by END AS "runningIn",
+         CASE WHEN x.state = 'running' THEN (x.job).started_at END AS "startedAt",
+         NULL::timestamptz AS "endedAt", NULL::float8 AS "lastDurationMs", NULL::text AS "lastInvocation", 0 AS rank
+  FROM (${jobRows(t)}) x WHERE x.id = $1::bigint
+  UNION ALL
+  SELECT d.id::text, d.queue, d.name, 'dead', d.payload, d.priority, d.attempts, d.max_attempts, d.failed_at,
+         d.enqueued_at, d.last_error, d.policy, d.partition_key, NULL::text, NULL::text, d.errors, NULL::text,
+         NULL::timestamptz, d.failed_at, NULL::float8, NULL::text, 1
+  FROM ${t}.dead_letters d WHERE d.id = $1::bigint
+  UNION ALL
+  SELECT a.id::text, a.queue, a.name, a.status, a.payload, a.priority, a.attempts, a.max_attempts, a.finished_at,
+         a.enqueued_at, a.errors -> -1, NULL::text, NULL::text, NULL::text, NULL::text, coalesce(a.errors, '[]'),
+         NULL::text, NULL::timestamptz, a.finished_at, a.duration_ms::float8, a.invocation, 2
+  FROM ${t}.archive a WHERE a.id = $1::bigint
+) j
+ORDER BY rank
+LIMIT 1`,
     values: [id],
   }
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import * as z from 'zod'
-import { defineJob, type JobRow } from '../../src/index.js'
+import { defineJob, type JobDetail } from '../../src/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { type RowFactory, rowFactory } from '../helpers/rows.js'
 
@@ -63,7 +63,7 @@ async function reasonOf(id: string | null): Promise<string | null> {
 }
 
 /** Polls inspect.job until `accept` holds, for at most 20 s. */
-async function jobWhen(id: string, accept: (row: JobRow | null) => boolean): Promise<JobRow | null> {
+async function jobWhen(id: string, accept: (row: JobDetail | null) => boolean): Promise<JobDetail | null> {
   const deadline = Date.now() + 20_000
   for (;;) {
     const row = await t.sluice.inspect.job(id)

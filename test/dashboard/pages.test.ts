@@ -162,4 +162,23 @@ describe('dashboard pages', () => {
     expect(await bad.text()).toContain('Invalid job id')
     expect((await browser.get('/dashboard/jobs?state=nope')).status).toBe(400)
   })
+
+  test('a dead letter and an archived job have their own pages: state, when it ended, attempts, fitting actions', async () => {
+    const [dead] = await t.sluice.inspect.deadLetters({ queue: 'doomed' })
+    const list = await browser.page('/dashboard/dead-letters')
+    expect(list).toContain(`<a href="/dashboard/jobs/${dead!.id}">${dead!.id}</a>`)
+    const deadPage = await browser.page(`/dashboard/jobs/${dead!.id}`)
+    expect(deadPage).toContain('data-state="dead"')
+    expect(deadPage).toContain('Dead-lettered')
+    expect(deadPage).toMatch(/<tr data-attempt="1" data-outcome="failed">/)
+    expect(deadPage).toMatch(/data-action="retry"[\s\S]*data-action="discard"/)
+    expect(deadPage).not.toContain('Why not running')
+
+    const done = (await t.sluice.enqueue(report, { title: 'archived' })).id!
+    await t.sluice.drain({ queues: ['reports'], budgetMs: 5_000 })
+    const donePage = await browser.page(`/dashboard/jobs/${done}`)
+    expect(donePage).toContain('data-state="completed"')
+    expect(donePage).toMatch(/<tr data-attempt="1" data-outcome="completed">/)
+    expect(donePage).not.toContain('data-action=')
+  })
 })

@@ -1,5 +1,6 @@
 /** Jobs in the jobs table (list, detail, retry, run now, cancel, bulk) and batches. */
 import { NotFoundError } from '../../../errors.js'
+import { missingJob } from '../../../jobs/timeline.js'
 import type { Sluice } from '../../../sluice.js'
 import { type Operation, operation } from '../operation.js'
 import * as s from '../schemas.js'
@@ -34,14 +35,14 @@ export function jobOperations(sluice: Sluice): Operation[] {
     operation({
       method: 'get',
       path: '/jobs/:id',
-      summary: 'One job, with its error history',
+      summary: 'One job, wherever it is (waiting, running, archived or dead), with its attempts',
       tags: ['jobs'],
       security: ADMIN,
       params: s.jobParams,
       responses: { 200: { description: 'The job', schema: s.jobResponse }, ...refused, ...notFound },
       async handle({ params }) {
         const job = await inspect.job(params.id)
-        if (!job) throw new NotFoundError(`No job ${params.id} in the jobs table.`)
+        if (!job) throw new NotFoundError(missingJob(params.id))
         return { status: 200, body: job }
       },
     }),

@@ -2,7 +2,7 @@
 import * as z from 'zod'
 import { jobFilterSchema } from '../../../controls/bulk.js'
 import { nameSchema } from '../../../names.js'
-import { JOB_STATES } from '../../../sql/jobs.js'
+import { ENDED_STATES, JOB_STATES } from '../../../sql/jobs.js'
 import { idSchema, lastError, limitSchema, ts } from './common.js'
 
 export const jobParams = z.object({ id: idSchema }).strict()
@@ -55,8 +55,10 @@ export const jobsResponse = z.object({ jobs: z.array(jobRow), nextCursor: z.stri
 
 const jobAttempt = z.object({
   attempt: z.number(),
-  outcome: z.enum(['running', 'failed']),
-  startedAt: ts.nullable().meta({ description: 'The end minus the duration; null when not recorded' }),
+  outcome: z.enum(['running', 'failed', 'completed', 'expired']),
+  startedAt: ts.nullable().meta({
+    description: 'The end minus the duration (when the claim took it, while it runs); null when not recorded',
+  }),
   endedAt: ts.nullable(),
   durationMs: z.number().nullable(),
   invocation: z.string().nullable().meta({ description: 'The drain invocation that ran it' }),
@@ -66,11 +68,21 @@ const jobAttempt = z.object({
 })
 
 export const jobResponse = jobRow.extend({
+  state: z.enum([...JOB_STATES, ...ENDED_STATES]).meta({
+    description:
+      'Waiting or running (as in the list), or ended: completed and expired are archived, dead is a dead letter',
+  }),
   errors: z.array(z.unknown()),
   runningIn: z.string().nullable().meta({ description: 'The drain invocation running it now' }),
+  startedAt: ts
+    .nullable()
+    .meta({ description: 'When the claim took the running attempt; null unless it runs' }),
+  endedAt: ts
+    .nullable()
+    .meta({ description: 'When it completed, expired or was dead-lettered; null until then' }),
   timeline: z.array(jobAttempt).meta({
     description:
-      'Its attempts, oldest first: each failure its error history keeps (the last ten), then the running one',
+      'Its attempts, oldest first: each failure its error history keeps (the last ten), then the running one or the one that ended it',
   }),
 })
 

@@ -43,7 +43,7 @@ export const deadLettersPage: Page = {
       rows.map(
         (
           d,
-        ) => html`<tr data-dead-letter-id="${d.id}"><td class="mono">${d.id}</td><td class="nowrap">${d.name}</td><td class="nowrap">${d.queue}</td>
+        ) => html`<tr data-dead-letter-id="${d.id}"><td class="mono"><a href="${view.base}/jobs/${d.id}">${d.id}</a></td><td class="nowrap">${d.name}</td><td class="nowrap">${d.queue}</td>
 <td class="num">${d.attempts}/${d.maxAttempts}</td><td>${time(d.failedAt)}</td><td>${time(d.enqueuedAt)}</td>
 <td class="error-text"><details><summary>${d.lastError?.message ?? '(no message)'}</summary><pre class="json">${JSON.stringify({ payload: d.payload, errors: d.errors }, null, 2)}</pre></details></td>
 <td class="actions">${action(view, '/dead-letters/retry', 'retry', 'Retry', { fields: { ids: d.id } })}${action(view, '/dead-letters/discard', 'discard', 'Discard', { fields: { ids: d.id }, danger: true })}</td></tr>`,

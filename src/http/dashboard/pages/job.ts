@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../../errors.js'
+import { missingJob } from '../../../jobs/timeline.js'
 import { action, duration, EMPTY, html, pretty, reasonCell, section, table, time } from '../html.js'
 import type { Page } from './types.js'
 
@@ -8,12 +9,10 @@ export const jobPage: Page = {
   async render(sluice, view, c) {
     const id = c.req.param('id') ?? ''
     const job = await sluice.inspect.job(id)
-    if (!job)
-      throw new NotFoundError(
-        `No job ${id} in the jobs table: finished jobs are archived and failed ones are dead letters.`,
-      )
+    if (!job) throw new NotFoundError(missingJob(id))
     const path = `/jobs/${job.id}`
-    // A running job is the drain's; a blocked one waits for a slot, so it can only be cancelled.
+    // A running job is the drain's; a blocked one waits for a slot, so it can only be cancelled; a
+    // dead letter is retried or discarded as one; an archived job is done with.
     const due =
       job.state === 'retrying'
         ? action(view, `${path}/retry`, 'retry', 'Retry now')
@@ -21,17 +20,23 @@ export const jobPage: Page = {
           ? EMPTY
           : action(view, `${path}/run-now`, 'run-now', 'Run now')
     const actions =
-      job.state === 'running'
+      job.state === 'running' || job.state === 'completed' || job.state === 'expired'
         ? EMPTY
-        : html`<div class="actions">${due}${action(view, `${path}/cancel`, 'cancel', 'Cancel', { danger: true })}</div>`
+        : job.state === 'dead'
+          ? html`<div class="actions">${action(view, '/dead-letters/retry', 'retry', 'Retry', { fields: { ids: job.id } })}${action(view, '/dead-letters/discard', 'discard', 'Discard', { fields: { ids: job.id }, danger: true })}</div>`
+          : html`<div class="actions">${due}${action(view, `${path}/cancel`, 'cancel', 'Cancel', { danger: true })}</div>`
+    const ended =
+      job.endedAt === null
+        ? html`<tr><th scope="row">Run at</th><td>${time(job.runAt)}</td></tr>`
+        : html`<tr><th scope="row">${job.state === 'dead' ? 'Dead-lettered' : job.state === 'expired' ? 'Expired' : 'Completed'}</th><td>${time(job.endedAt)}</td></tr>`
     const facts = html`<div class="table-wrap"><table class="facts"><tbody>
 <tr data-job-id="${job.id}" data-state="${job.state}"><th scope="row">State</th><td><span class="state ${job.state}">${job.state}</span></td></tr>
-<tr><th scope="row">Why not running</th>${reasonCell(job.reason)}</tr>
+${job.endedAt === null ? html`<tr><th scope="row">Why not running</th>${reasonCell(job.reason)}</tr>` : EMPTY}
 <tr><th scope="row">Name</th><td>${job.name}</td></tr>
 <tr><th scope="row">Queue</th><td><a href="${view.base}/jobs?queue=${encodeURIComponent(job.queue)}">${job.queue}</a></td></tr>
 <tr><th scope="row">Attempts</th><td>${job.attempts} of ${job.maxAttempts}</td></tr>
 <tr><th scope="row">Priority</th><td>${job.priority}</td></tr>
-<tr><th scope="row">Run at</th><td>${time(job.runAt)}</td></tr>
+${ended}
 <tr><th scope="row">Enqueued</th><td>${time(job.enqueuedAt)}</td></tr>
 ${job.policy !== null ? html`<tr><th scope="row">Admission</th><td><a href="${view.base}/policies/${encodeURIComponent(job.policy)}">${job.policy}</a> partition <span class="mono">${JSON.stringify(job.partition)}</span></td></tr>` : EMPTY}
 ${job.batchId !== null ? html`<tr><th scope="row">Batch</th><td><a href="${view.base}/batches?id=${job.batchId}">${job.batchId}</a></td></tr>` : EMPTY}
@@ -48,7 +53,7 @@ ${job.batchId !== null ? html`<tr><th scope="row">Batch</th><td><a href="${view.
         ) => html`<tr data-attempt="${a.attempt}" data-outcome="${a.outcome}"><td class="num">${a.attempt}</td>
 <td>${time(a.startedAt)}</td><td>${a.outcome === 'running' ? html`<span class="state running">running</span>` : time(a.endedAt)}</td>
 <td class="num">${a.durationMs === null ? '—' : duration(a.durationMs)}</td><td class="mono nowrap">${a.invocation ?? '—'}</td>
-<td class="error-text">${a.error ? `${a.error.name ?? 'Error'}: ${a.error.message ?? ''}` : ''}</td></tr>`,
+<td class="error-text">${a.error ? `${a.error.name ?? 'Error'}: ${a.error.message ?? ''}` : a.outcome === 'running' ? '' : html`<span class="state ${a.outcome}">${a.outcome}</span>`}</td></tr>`,
       ),
       job.attempts === 0 ? 'Not run yet.' : 'No attempt recorded.',
     )
