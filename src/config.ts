@@ -22,6 +22,7 @@ import {
 } from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
 import type { TracerProviderLike, TracingOption } from './tracing/option.js'
+import { ONCE } from './validate.js'
 import { resolveWake, type WakeInput } from './wake/config.js'
 import type { WakeOptions } from './wake/send.js'
 
@@ -180,7 +181,7 @@ const optionsSchema = z
         'must be false or { tracerProvider?, statements? }',
       )
       .superRefine((t, ctx) => {
-        const checked = t === false ? undefined : tracingSchema.safeParse(t)
+        const checked = t === false ? undefined : tracingSchema.safeParse(t, ONCE)
         for (const issue of checked?.error?.issues ?? [])
           ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as (string | number)[] })
       })
@@ -220,7 +221,7 @@ function defaultEnv(): Record<string, string | undefined> {
 
 /** Explicit options, then environment, then defaults; validated once and frozen. */
 export function resolveConfig(options: SluiceOptions): ResolvedConfig {
-  const parsed = optionsSchema.safeParse(options)
+  const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const first = parsed.error.issues[0]
     throw new ConfigError(
@@ -230,7 +231,7 @@ export function resolveConfig(options: SluiceOptions): ResolvedConfig {
   }
   const env = options.env ?? defaultEnv()
   const schema = options.schema ?? env.SLUICE_SCHEMA ?? 'sluice'
-  const schemaCheck = schemaNameSchema.safeParse(schema)
+  const schemaCheck = schemaNameSchema.safeParse(schema, ONCE)
   // options.schema passed the options schema above: a bad name here came from the environment.
   if (!schemaCheck.success) {
     const message = schemaCheck.error.issues[0]?.message ?? 'invalid'

@@ -10,6 +10,7 @@ import { enqueueRoute, parseBody } from '../http/enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
 import { hostListSchema, jsonOnly, originListSchema, sameSite } from '../http/same-site.js'
+import { ONCE } from '../validate.js'
 import type { EdgeClient } from './client.js'
 import { StrictPatternRouter } from './router.js'
 
@@ -68,7 +69,7 @@ const optionsSchema = z
  * `fetch` is a Workers or Vercel Edge handler.
  */
 export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions = {}): Hono {
-  const checked = optionsSchema.safeParse(options)
+  const checked = optionsSchema.safeParse(options, ONCE)
   if (!checked.success) {
     const first = checked.error.issues[0]
     throw new ConfigError(

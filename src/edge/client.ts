@@ -8,6 +8,7 @@ import { type AnyContract, isContract } from '../jobs/contract.js'
 import type { JobInput, JobShape } from '../jobs/define.js'
 import { type EnqueueOptions, type EnqueueResult, prepare, prepareMany, resolveJob } from '../jobs/enqueue.js'
 import { quoteSchema, schemaNameSchema } from '../names.js'
+import { ONCE } from '../validate.js'
 import { resolveWake, type WakeInput } from '../wake/config.js'
 import { enqueueAndWake } from '../wake/enqueue.js'
 
@@ -101,7 +102,7 @@ function withoutTx<O extends object>(options: O): O {
  * driver, so every enqueue is one HTTP round trip.
  */
 export function createEdgeClient(options: EdgeClientOptions): EdgeClient {
-  const parsed = optionsSchema.safeParse(options)
+  const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const first = parsed.error.issues[0]
     throw new ConfigError(

@@ -21,6 +21,7 @@ import {
   type SubscriberSpec,
 } from '../jobs/define.js'
 import { nameSchema } from '../names.js'
+import { ONCE } from '../validate.js'
 import { patternRegex, patternSchema } from './topics.js'
 
 export type { EventEnvelope, SubscriberRuntime, SubscriberSpec } from '../jobs/define.js'
@@ -121,7 +122,7 @@ export function isSubscriber(value: unknown): value is AnySubscriber {
 export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
   options: SubscriberOptions<S>,
 ): SubscriberDefinition<S> {
-  const parsed = optionsSchema.safeParse(options)
+  const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     const first = parsed.error.issues[0]

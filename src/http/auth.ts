@@ -4,6 +4,7 @@ import { callable } from '../callable.js'
 import { hmac, hmacKey, timingSafeEqual, utf8 } from '../crypto/bytes.js'
 import { matchesAny, parseSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../crypto/signature.js'
 import { ConfigError, toIssues } from '../errors.js'
+import { ONCE } from '../validate.js'
 import { DEFAULT_MAX_BODY_BYTES, readBody } from './body.js'
 import { unauthorized } from './errors.js'
 import { ReplayGuard } from './replay.js'
@@ -69,7 +70,7 @@ export interface SignatureAuthOptions {
 }
 
 function validate<T>(factory: string, schema: z.ZodType<T>, options: unknown): T {
-  const parsed = schema.safeParse(options)
+  const parsed = schema.safeParse(options, ONCE)
   if (parsed.success) return parsed.data
   const first = parsed.error.issues[0]
   throw new ConfigError(

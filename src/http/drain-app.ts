@@ -5,6 +5,7 @@ import { ConfigError, toIssues } from '../errors.js'
 import type { Sluice } from '../sluice.js'
 import { traceRoute } from '../tracing/http.js'
 import { Tracing } from '../tracing/otel.js'
+import { ONCE } from '../validate.js'
 import { readJson } from './body.js'
 import { drainBodySchema } from './drain-body.js'
 import { parseBody } from './enqueue-route.js'
@@ -67,7 +68,7 @@ export const drainAppOptionsSchema = z
 
 /** Throws a ConfigError naming the first problem when `options` do not fit `schema`. */
 export function validAppOptions(schema: z.ZodType, options: unknown, what: string): void {
-  const checked = schema.safeParse(options)
+  const checked = schema.safeParse(options, ONCE)
   if (checked.success) return
   const first = checked.error.issues[0]
   throw new ConfigError(

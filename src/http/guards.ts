@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
+import { ONCE } from '../validate.js'
 import {
   type AuthMiddleware,
   allowAll,
@@ -93,7 +94,7 @@ const signedFor = (verify: SignatureVerifier, route: string): AuthMiddleware =>
 export function routeGuards(auth: AppAuthOptions | false, env: Env, maxBodyBytes: number): RouteGuards {
   if (auth === false)
     return { write: () => allowAll, maintain: allowAll, metrics: allowAll, health: allowAll, admin: allowAll }
-  const checked = appAuthSchema.safeParse(auth)
+  const checked = appAuthSchema.safeParse(auth, ONCE)
   if (!checked.success) {
     const first = checked.error.issues[0]
     throw new ConfigError(

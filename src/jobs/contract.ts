@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
+import { ONCE } from '../validate.js'
 import { type AdmissionOptions, admissionSchema } from './admission.js'
 import {
   type ConcurrencyOptions,
@@ -63,7 +64,7 @@ const contractSchema = z
 
 /** Declares a job contract: what enqueueing a job needs, without its handler. */
 export function defineContract<S extends z.ZodType>(options: ContractOptions<S>): JobContract<S> {
-  const parsed = contractSchema.safeParse(options)
+  const parsed = contractSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     throw new ConfigError(

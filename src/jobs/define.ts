@@ -2,6 +2,7 @@ import * as z from 'zod'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
+import { ONCE } from '../validate.js'
 import {
   type AdmissionOptions,
   type AdmissionPolicy,
@@ -242,7 +243,7 @@ export const DEFAULT_TIMEOUT_MS = 30_000
  * A contract's fields can be spread in: `defineJob({ ...welcomeEmailContract, run })`.
  */
 export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefinition<S> {
-  const parsed = definitionSchema.safeParse(options)
+  const parsed = definitionSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     throw new ConfigError(

@@ -2,6 +2,7 @@ import * as z from 'zod'
 import type { Db, Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { buryExhausted, claimTasks, pruneArchive, reapInvocations, recordTask } from '../sql/maintenance.js'
+import { ONCE } from '../validate.js'
 
 export interface TaskContext {
   db: Db
@@ -88,12 +89,15 @@ export function coreTasks(options: MaintenanceOptions): MaintenanceTask[] {
   ]
 }
 
+const taskSchema = z.object({
+  name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/),
+  intervalMs: z.number().int().min(0),
+})
+
 export function validateTasks(tasks: readonly MaintenanceTask[]): void {
   const names = new Set<string>()
   for (const task of tasks) {
-    const ok = z
-      .object({ name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/), intervalMs: z.number().int().min(0) })
-      .safeParse(task)
+    const ok = taskSchema.safeParse(task, ONCE)
     if (!ok.success)
       throw new ConfigError(`Invalid maintenance task "${task.name}"`, toIssues(ok.error.issues))
     if (names.has(task.name)) throw new ConfigError(`Two maintenance tasks are named "${task.name}".`)

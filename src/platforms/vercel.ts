@@ -11,6 +11,7 @@ import { ConfigError, toIssues } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import { defaultReporter, notFound, onError } from '../http/errors.js'
 import type { Sluice } from '../sluice.js'
+import { ONCE } from '../validate.js'
 import { seeWakeupsOut, vercelWaitUntil } from './wait-until.js'
 
 export { seeWakeupsOut, vercelWaitUntil, type WaitUntil, waitUntil } from './wait-until.js'
@@ -61,7 +62,7 @@ function processEnv(): Record<string, string | undefined> {
  * a Next.js app route (`app/api/[...route]/route.ts`) or a Vercel Function.
  */
 export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): VercelHandlers {
-  const parsed = optionsSchema.safeParse(options)
+  const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const first = parsed.error.issues[0]
     throw new ConfigError(

@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
+import { ONCE } from '../validate.js'
 import { WAKE_DEFAULTS, type WakeOptions } from './send.js'
 
 const wakeSchema = z
@@ -23,7 +24,7 @@ export function resolveWake(
   input: WakeInput | undefined,
   env: Record<string, string | undefined>,
 ): Readonly<WakeOptions> {
-  const parsed = wakeSchema.safeParse(input ?? {})
+  const parsed = wakeSchema.safeParse(input ?? {}, ONCE)
   if (!parsed.success) {
     throw new ConfigError(
       `Invalid wake options: ${parsed.error.issues[0]?.message}`,
@@ -31,7 +32,7 @@ export function resolveWake(
     )
   }
   const url = input?.url ?? env.SLUICE_DRAIN_URL
-  if (url !== undefined && !z.url().safeParse(url).success)
+  if (url !== undefined && !z.url().safeParse(url, ONCE).success)
     throw new ConfigError(`SLUICE_DRAIN_URL is not a URL: "${url}"`)
   return Object.freeze({
     ...WAKE_DEFAULTS,

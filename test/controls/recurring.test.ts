@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import pg from 'pg'
 import { afterEach, expect, test } from 'vitest'
 import * as z from 'zod'
@@ -126,4 +127,20 @@ test('slots follow the time zone, and bad definitions fail at startup', () => {
       recurring: [defineRecurring({ name: 's', cron: '* * * * *', job: stranger, input: {} })],
     }),
   ).toThrow(/not in `jobs`/)
+})
+
+test('a task in UTC (the default) reads its slots without Intl, so defining it costs a cold start nothing', () => {
+  // A fresh process: croner keeps the formatters it made, and this file's tasks made some.
+  const run = (...zone: string[]) => {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/fixtures/recurring-intl.ts', ...zone], {
+      encoding: 'utf8',
+    })
+    expect(child.status, child.stderr).toBe(0)
+    return JSON.parse(child.stdout) as { made: number; slots: string[] }
+  }
+  expect(run()).toEqual({ made: 0, slots: ['2026-11-21T03:00:00.000Z'] })
+  expect(run('UTC')).toEqual({ made: 0, slots: ['2026-11-21T03:00:00.000Z'] })
+  const paris = run('Europe/Paris')
+  expect(paris.slots).toEqual(['2026-11-21T02:00:00.000Z'])
+  expect(paris.made).toBeGreaterThan(0)
 })
