@@ -16,7 +16,7 @@ interface Layer {
 export const LAYERS: Layer[] = [
   {
     name: 'foundation',
-    members: ['errors.ts', 'names.ts', 'json.ts', 'callable.ts', 'optional.ts', 'crypto/'],
+    members: ['errors.ts', 'names.ts', 'json.ts', 'callable.ts', 'optional.ts', 'validate.ts', 'crypto/'],
   },
   { name: 'db', members: ['db/'] },
   { name: 'sql', members: ['sql/'] },

@@ -55,6 +55,7 @@ export {
 export { patternRegex, topicMatches } from './events/topics.js'
 export type { AdminOptions } from './http/admin/app.js'
 export { type AppOptions, createApp } from './http/app.js'
+export { type DrainAppOptions, drainApp, maintainApp } from './http/drain-app.js'
 export {
   type AuthCheck,
   type AuthMiddleware,

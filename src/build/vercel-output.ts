@@ -1,7 +1,8 @@
 /**
  * Vercel's Build Output API (v3): one `.func` directory per function (bundle and source map),
- * and routes: each edge function takes the paths below its own, every other /api path goes to
- * the Node function, so `/api/jobs/welcome-email` reaches it however many segments it has. No
+ * and routes: each function serves its own path (`/api/<name>`); each edge function takes the
+ * paths below its own too, and every other /api path goes to the API's Node function (the one not
+ * named drain or maintain), so `/api/jobs/welcome-email` reaches it however many segments it has. No
  * crons: `vercel build` adds vercel.json's crons to the output's own, so writing them here
  * would schedule each twice.
  */
@@ -22,6 +23,9 @@ export interface VercelRoute {
   handle?: string
 }
 
+/** Entries named drain or maintain: functions that serve their own path only (vercelDrain, vercelMaintain). */
+const LEAN = /[\\/](drain|maintain)\.[cm]?[jt]s$/
+
 /** The routes of the output's config.json, in the order Vercel applies them. */
 export function vercelRoutes(functions: readonly FunctionBundle[]): VercelRoute[] {
   const routes: VercelRoute[] = [{ handle: 'filesystem' }]
@@ -30,7 +34,10 @@ export function vercelRoutes(functions: readonly FunctionBundle[]): VercelRoute[
     if (fn.vercel && fn.target === 'edge')
       routes.push({ src: `^/${fn.vercel.path}/.+$`, dest: `/${fn.vercel.path}` })
   }
-  const api = functions.find((fn) => fn.target === 'node' && fn.vercel)
+  // Every other /api path goes to the API's function: the Node function that is not a lean
+  // drain or maintenance function (those serve their own path only), else the only Node one.
+  const node = functions.filter((fn) => fn.target === 'node' && fn.vercel)
+  const api = node.find((fn) => !LEAN.test(fn.entry)) ?? (node.length === 1 ? node[0] : undefined)
   if (api?.vercel) routes.push({ src: '^/api(?:/.*)?$', dest: `/${api.vercel.path}` })
   return routes
 }

@@ -12,7 +12,7 @@ import { adminOperations } from './admin/routes.js'
 import { readJson } from './body.js'
 import { mountDashboard } from './dashboard/app.js'
 import { type DashboardOptions, dashboardOptionSchema } from './dashboard/options.js'
-import { addDrainRoute, drainAppOptionsSchema, validAppOptions } from './drain-app.js'
+import { addDrainRoute, addMaintainRoute, drainAppOptionsSchema, validAppOptions } from './drain-app.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
@@ -126,9 +126,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
 
   addDrainRoute(app, sluice, { guard, maxBodyBytes, remainingMs: options.remainingMs, traced })
 
-  app.on(['GET', 'POST'], '/maintain', traced('/maintain'), jsonOnly, guard.maintain, async (c) =>
-    c.json(await sluice.maintain()),
-  )
+  addMaintainRoute(app, sluice, { guard, traced })
 
   app.get('/health', traced('/health'), guard.health, async (c) => {
     const started = performance.now()

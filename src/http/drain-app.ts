@@ -77,24 +77,54 @@ export function validAppOptions(schema: z.ZodType, options: unknown, what: strin
   )
 }
 
-/**
- * `POST /drain` alone, as a Hono app: what a drain function serves. It carries no admin API,
- * no OpenAPI document and no dashboard, so a function built from it bundles none of them.
- * The same authentication, errors and same-site rules as createApp.
- */
-export function drainApp(sluice: Sluice, options: DrainAppOptions = {}): Hono {
-  validAppOptions(drainAppOptionsSchema, options, 'drain app')
+/** Adds `GET|POST /maintain` to `app`: the due maintenance tasks, with the maintain guard (cron secret too). */
+export function addMaintainRoute(
+  app: Hono,
+  sluice: Sluice,
+  parts: Pick<DrainRouteParts, 'guard' | 'traced'>,
+): void {
+  app.on(['GET', 'POST'], '/maintain', parts.traced('/maintain'), jsonOnly, parts.guard.maintain, async (c) =>
+    c.json(await sluice.maintain()),
+  )
+}
+
+/** A Hono app with the common frame (errors, not-found, same-site rules) and the parts its routes need. */
+function leanApp(
+  sluice: Sluice,
+  options: DrainAppOptions,
+  what: string,
+  add: (app: Hono, parts: DrainRouteParts) => void,
+): Hono {
+  validAppOptions(drainAppOptionsSchema, options, what)
   const maxBodyBytes = options.maxBodyBytes ?? sluice.config.maxPayloadBytes + 4096
   const tracing = new Tracing(sluice.config.tracing)
   const app = new Hono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
   app.use('*', sameSite(options))
-  addDrainRoute(app, sluice, {
+  add(app, {
     guard: routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes),
     maxBodyBytes,
     remainingMs: options.remainingMs,
     traced: (route) => traceRoute(tracing, route),
   })
   return app
+}
+
+/**
+ * `POST /drain` alone, as a Hono app: what a drain function serves. It carries no admin API,
+ * no OpenAPI document and no dashboard, so a function built from it bundles none of them.
+ * The same authentication, errors and same-site rules as createApp.
+ */
+export function drainApp(sluice: Sluice, options: DrainAppOptions = {}): Hono {
+  return leanApp(sluice, options, 'drain app', (app, parts) => addDrainRoute(app, sluice, parts))
+}
+
+/**
+ * `GET|POST /maintain` alone, as a Hono app: what a maintenance function behind a cron's HTTP
+ * call (Vercel cron) serves, with createApp's authentication (the cron secret included) and
+ * nothing else. `remainingMs` is not used.
+ */
+export function maintainApp(sluice: Sluice, options: DrainAppOptions = {}): Hono {
+  return leanApp(sluice, options, 'maintain app', (app, parts) => addMaintainRoute(app, sluice, parts))
 }

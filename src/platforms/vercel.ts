@@ -3,12 +3,16 @@
  * budget is capped by the function's maxDuration less the time since the request arrived;
  * `/maintain` accepts Vercel cron's `Authorization: Bearer $CRON_SECRET`. Wake-ups sent
  * after an enqueue are handed to the request's `waitUntil`, so that they outlive the answer.
+ *
+ * `vercelHandlers` serves the whole HTTP API; `vercelDrain` and `vercelMaintain` serve one route
+ * each, so that a function made of them bundles only the drain (or maintenance) and starts faster.
  */
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import { handle } from 'hono/vercel'
 import * as z from 'zod'
 import { ConfigError, toIssues } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
+import { type DrainAppOptions, drainApp, maintainApp } from '../http/drain-app.js'
 import { defaultReporter, notFound, onError } from '../http/errors.js'
 import type { Sluice } from '../sluice.js'
 import { ONCE } from '../validate.js'
@@ -57,46 +61,112 @@ function processEnv(): Record<string, string | undefined> {
   return typeof process !== 'undefined' && process.env ? process.env : {}
 }
 
-/**
- * `GET` and `POST` handlers serving the Sluice HTTP API under `basePath`: export them from
- * a Next.js app route (`app/api/[...route]/route.ts`) or a Vercel Function.
- */
-export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): VercelHandlers {
+function checkOptions(options: object, what: string): void {
   const parsed = optionsSchema.safeParse(options, ONCE)
-  if (!parsed.success) {
-    const first = parsed.error.issues[0]
-    throw new ConfigError(
-      `Invalid vercelHandlers options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
-      toIssues(parsed.error.issues),
-    )
-  }
-  const { maxDurationMs: explicit, basePath = '/api', ...appOptions } = options
-  // Read at the first request: a framework's build imports this module without the environment.
-  let maxDurationMs = explicit
-  const limit = (): number => {
-    maxDurationMs ??= envMaxDuration(options.env ?? processEnv()) ?? DEFAULT_MAX_DURATION_MS
-    return maxDurationMs
-  }
+  if (parsed.success) return
+  const first = parsed.error.issues[0]
+  throw new ConfigError(
+    `Invalid ${what} options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+    toIssues(parsed.error.issues),
+  )
+}
 
+/** The function's limit, ms: the option, else SLUICE_MAX_DURATION_MS, else 60 s, read at the first request. */
+function maxDuration(explicit: number | undefined, env: Record<string, string | undefined> | undefined) {
+  let ms = explicit
+  return (): number => {
+    ms ??= envMaxDuration(env ?? processEnv()) ?? DEFAULT_MAX_DURATION_MS
+    return ms
+  }
+}
+
+/** Serves `app` with each request's arrival time, and hands the wake-ups it started to waitUntil. */
+function serve(
+  onErrorOption: AppOptions['onError'],
+  mount: (app: Hono<{ Variables: { sluiceStartedAt: number } }>) => void,
+): RouteHandler {
   const app = new Hono<{ Variables: { sluiceStartedAt: number } }>()
-  app.onError(onError(appOptions.onError ?? defaultReporter))
+  app.onError(onError(onErrorOption ?? defaultReporter))
   app.notFound(notFound)
   app.use('*', async (c, next) => {
     c.set('sluiceStartedAt', Date.now())
     await next()
   })
-  const api = createApp(sluice, {
-    ...appOptions,
-    remainingMs: (c) =>
-      limit() - (Date.now() - ((c.get('sluiceStartedAt') as number | undefined) ?? Date.now())),
-  })
-  app.route(basePath.replace(/\/$/, '') || '/', api)
+  mount(app)
   const served = handle(app) as RouteHandler
   // Wake-ups started by this request go to Vercel's waitUntil, so that they outlive the answer.
-  const handler: RouteHandler = async (request) => {
+  return async (request) => {
     const response = await served(request)
     await seeWakeupsOut(vercelWaitUntil())
     return response
   }
+}
+
+/** What is left of this request's function time, ms. */
+const remaining =
+  (limit: () => number) =>
+  (c: Context): number =>
+    limit() - (Date.now() - ((c.get('sluiceStartedAt') as number | undefined) ?? Date.now()))
+
+/**
+ * `GET` and `POST` handlers serving the Sluice HTTP API under `basePath`: export them from
+ * a Next.js app route (`app/api/[...route]/route.ts`) or a Vercel Function.
+ */
+export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): VercelHandlers {
+  checkOptions(options, 'vercelHandlers')
+  const { maxDurationMs, basePath = '/api', ...appOptions } = options
+  // Read at the first request: a framework's build imports this module without the environment.
+  const limit = maxDuration(maxDurationMs, options.env)
+  const handler = serve(appOptions.onError, (app) => {
+    app.route(
+      basePath.replace(/\/$/, '') || '/',
+      createApp(sluice, { ...appOptions, remainingMs: remaining(limit) }),
+    )
+  })
+  return { GET: handler, POST: handler }
+}
+
+/** vercelDrain's and vercelMaintain's options: the lean app's (see drainApp) and the function's limit. */
+export interface VercelDrainOptions extends Omit<DrainAppOptions, 'remainingMs'> {
+  /** The function's maxDuration, ms. Default SLUICE_MAX_DURATION_MS, else 60 s. */
+  maxDurationMs?: number
+}
+
+/**
+ * The drain alone, for a function of its own (`api/drain`): `POST` to its path drains, as
+ * `POST /drain` does in vercelHandlers (same authentication, body and answer), within the
+ * function's maxDuration. It bundles no admin API, OpenAPI or dashboard.
+ */
+export function vercelDrain(sluice: Sluice, options: VercelDrainOptions = {}): { POST: RouteHandler } {
+  checkOptions(options, 'vercelDrain')
+  const { maxDurationMs, ...appOptions } = options
+  const limit = maxDuration(maxDurationMs, options.env)
+  const POST = serve(appOptions.onError, (app) => {
+    const drain = drainApp(sluice, { ...appOptions, remainingMs: remaining(limit) })
+    // Whatever path the function is served at, the request is the drain's.
+    app.all('*', (c) => {
+      const url = new URL(c.req.url)
+      url.pathname = '/drain'
+      return drain.fetch(new Request(url, c.req.raw), c.env)
+    })
+  })
+  return { POST }
+}
+
+/**
+ * Maintenance alone, for a function of its own (`api/maintain`) that Vercel cron calls with
+ * `Authorization: Bearer $CRON_SECRET` (GET), as `/maintain` does in vercelHandlers.
+ */
+export function vercelMaintain(sluice: Sluice, options: VercelDrainOptions = {}): VercelHandlers {
+  checkOptions(options, 'vercelMaintain')
+  const { maxDurationMs: _limit, ...appOptions } = options
+  const handler = serve(appOptions.onError, (app) => {
+    const maintain = maintainApp(sluice, appOptions)
+    app.all('*', (c) => {
+      const url = new URL(c.req.url)
+      url.pathname = '/maintain'
+      return maintain.fetch(new Request(url, c.req.raw), c.env)
+    })
+  })
   return { GET: handler, POST: handler }
 }

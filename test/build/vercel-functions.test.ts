@@ -44,6 +44,11 @@ beforeAll(async () => {
     join(project, 'functions/vercel/enqueue.ts'),
     "export const config = { runtime: 'edge' }\nexport default (r: Request) => new Response(new URL(r.url).pathname)\n",
   )
+  // A lean drain of its own: /api/drain only; the catch-all stays with the API's function.
+  await writeFile(
+    join(project, 'functions/vercel/drain.ts'),
+    "import { answer } from './lib/answer.js'\nexport const maxDuration = 30\nexport const POST = answer\n",
+  )
   await writeFile(
     join(project, 'functions/vercel/lib/answer.ts'),
     'export const answer = (r: Request) => new Response(new URL(r.url).pathname)\n',
@@ -57,6 +62,13 @@ describe('the function table', () => {
     expect(declared('export const config = { runtime: "edge", regions: ["fra1"] }')).toEqual({ edge: true })
     expect(declared('export const maxDuration = 300')).toEqual({ edge: false, maxDurationS: 300 })
     expect(await discoverFunctions(project)).toEqual([
+      {
+        entry: 'functions/vercel/drain.ts',
+        out: 'vercel/drain.mjs',
+        target: 'node',
+        vercel: { path: 'api/drain', maxDurationS: 30 },
+        migrations: false,
+      },
       {
         entry: 'functions/vercel/enqueue.ts',
         out: 'vercel/enqueue.js',
@@ -80,15 +92,16 @@ describe('sluice build --vercel', () => {
     await buildFunctions({ root: project, vercelOutput: output, env: {}, log: () => {} })
   }, 60_000)
 
-  test('multi-segment /api paths reach the Node function; the edge function keeps the paths below its own', async () => {
+  test('multi-segment /api paths reach the API function; the edge function keeps the paths below its own, the drain its own path', async () => {
     const config = JSON.parse(await readFile(join(output, 'config.json'), 'utf8')) as {
       routes: VercelRoute[]
     }
     expect(config.routes).toEqual(vercelRoutes(await discoverFunctions(project)))
-    const functions = ['api/sluice', 'api/enqueue']
+    const functions = ['api/sluice', 'api/enqueue', 'api/drain']
     expect(routeTo(config.routes, functions, '/api/jobs/welcome-email')).toBe('api/sluice')
     expect(routeTo(config.routes, functions, '/api/events/orders.created')).toBe('api/sluice')
-    expect(routeTo(config.routes, functions, '/api/drain')).toBe('api/sluice')
+    expect(routeTo(config.routes, functions, '/api/drain')).toBe('api/drain')
+    expect(routeTo(config.routes, functions, '/api/health')).toBe('api/sluice')
     expect(routeTo(config.routes, functions, '/api/a/b/c/d')).toBe('api/sluice')
     expect(routeTo(config.routes, functions, '/api/enqueue/welcome-email')).toBe('api/enqueue')
     expect(routeTo(config.routes, functions, '/api/enqueue/events/orders.created')).toBe('api/enqueue')

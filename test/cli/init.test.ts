@@ -62,7 +62,23 @@ describe('sluice init', () => {
       buildCommand: 'sluice build --vercel',
       crons: [{ path: '/api/maintain', schedule: '* * * * *' }],
     })
+    expect(await read('functions/vercel/drain.ts')).toContain("from '../../src/lib/sluice.js'")
+    // The drain and maintenance as lean functions of their own, at the paths the API serves them.
     expect(await discoverFunctions(dir)).toEqual([
+      {
+        entry: 'functions/vercel/drain.ts',
+        out: 'vercel/drain.mjs',
+        target: 'node',
+        vercel: { path: 'api/drain', maxDurationS: 60 },
+        migrations: false,
+      },
+      {
+        entry: 'functions/vercel/maintain.ts',
+        out: 'vercel/maintain.mjs',
+        target: 'node',
+        vercel: { path: 'api/maintain', maxDurationS: 60 },
+        migrations: false,
+      },
       {
         entry: 'functions/vercel/sluice.ts',
         out: 'vercel/sluice.mjs',

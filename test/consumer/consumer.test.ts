@@ -203,13 +203,21 @@ describe('sluice init vercel → sluice build --vercel', () => {
       maxDuration: 60,
       environment: { NODE_OPTIONS: '--enable-source-maps', SLUICE_MAX_DURATION_MS: '60000' },
     })
+    // The drain and maintenance are lean functions of their own, at their own paths.
+    expect(
+      await readJson<Record<string, unknown>>(join(output, 'functions/api/drain.func/.vc-config.json')),
+    ).toMatchObject({ maxDuration: 60, environment: { SLUICE_MAX_DURATION_MS: '60000' } })
+    const fn = (name: string) => JSON.stringify(join(output, `functions/api/${name}.func/index.mjs`))
     const script = `
-const { POST } = await import(${JSON.stringify(join(output, 'functions/api/sluice.func/index.mjs'))})
-const call = (path, body) => POST(new Request('https://consumer.vercel.app' + path, {
+const api = await import(${fn('sluice')})
+const lean = await import(${fn('drain')})
+const maintenance = await import(${fn('maintain')})
+const call = (POST, path, body) => POST(new Request('https://consumer.vercel.app' + path, {
   method: 'POST', headers: { authorization: 'Bearer ${SECRET}', 'content-type': 'application/json' }, body: JSON.stringify(body) }))
-const enqueued = await call('/api/jobs/send-welcome', { input: { email: 'lin@example.com' } })
-const drained = await call('/api/drain', { queues: ['emails'] })
-console.log(JSON.stringify({ enqueue: enqueued.status, drain: drained.status, summary: await drained.json() }))
+const enqueued = await call(api.POST, '/api/jobs/send-welcome', { input: { email: 'lin@example.com' } })
+const drained = await call(lean.POST, '/api/drain', { queues: ['emails'] })
+const maintained = await call(maintenance.POST, '/api/maintain', {})
+console.log(JSON.stringify({ enqueue: enqueued.status, drain: drained.status, summary: await drained.json(), maintain: maintained.status }))
 process.exit(0)
 `
     const { stdout } = await sh(process.execPath, ['--input-type=module', '-e', script], {
@@ -217,8 +225,10 @@ process.exit(0)
       env: runtimeEnv,
     })
     const result = JSON.parse(stdout.trim().split('\n').pop()!)
-    expect(result).toMatchObject({ enqueue: 202, drain: 200, summary: { completed: 1 } })
-    steps.push('     POST /api/jobs/send-welcome → 202; POST /api/drain → 200, completed 1')
+    expect(result).toMatchObject({ enqueue: 202, drain: 200, summary: { completed: 1 }, maintain: 200 })
+    steps.push(
+      '     POST /api/jobs/send-welcome → 202; POST /api/drain (its own function) → 200, completed 1; POST /api/maintain → 200',
+    )
   })
 })
 

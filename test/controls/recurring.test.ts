@@ -132,9 +132,13 @@ test('slots follow the time zone, and bad definitions fail at startup', () => {
 test('a task in UTC (the default) reads its slots without Intl, so defining it costs a cold start nothing', () => {
   // A fresh process: croner keeps the formatters it made, and this file's tasks made some.
   const run = (...zone: string[]) => {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/fixtures/recurring-intl.ts', ...zone], {
-      encoding: 'utf8',
-    })
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/recurring-intl.ts', ...zone],
+      {
+        encoding: 'utf8',
+      },
+    )
     expect(child.status, child.stderr).toBe(0)
     return JSON.parse(child.stdout) as { made: number; slots: string[] }
   }

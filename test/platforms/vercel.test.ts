@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { exampleJobs } from '../../examples/jobs.js'
 import { setup } from '../../examples/schema.js'
@@ -25,7 +27,9 @@ beforeAll(async () => {
   env = await makeSluice({ jobs: [welcomeEmail] })
   // The bundled functions serve the example app, whose handlers write to its own tables.
   await setup(env.sluice)
-  built = await buildToTemp({ functions: ['functions/vercel/sluice.ts'] })
+  built = await buildToTemp({
+    functions: ['functions/vercel/sluice.ts', 'functions/vercel/drain.ts', 'functions/vercel/maintain.ts'],
+  })
   restoreEnv = setEnv({
     DATABASE_URL: databaseUrl,
     SLUICE_SCHEMA: env.schema,
@@ -91,6 +95,63 @@ describe('bundled Vercel route handlers', () => {
       expect(res.status).toBe(404)
       expect(await res.json()).toMatchObject({ error: { code: 'NOT_FOUND' } })
     }
+  })
+})
+
+describe('the lean drain and maintenance functions (vercelDrain, vercelMaintain)', () => {
+  test('the drain function drains at its own path, with the same authentication and the function limit', async () => {
+    const lean = await built.load<{ POST: Handler }>('functions/vercel/drain.mjs')
+    await env.sql('DELETE FROM $schema.jobs')
+    for (const n of [1, 2])
+      await env.sluice.enqueue(welcomeEmail, { userId: `d${n}`, email: `d${n}@example.com` })
+    const drain = (token?: string) =>
+      lean.POST(
+        new Request(`${ORIGIN}/api/drain`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+          },
+          body: JSON.stringify({ queues: ['emails'] }),
+        }),
+      )
+    expect((await drain()).status).toBe(401)
+    expect((await drain(CRON_SECRET)).status).toBe(401)
+    const res = await drain(SECRET)
+    expect(res.status).toBe(200)
+    const summary = await res.json()
+    expect(summary).toMatchObject({ claimed: 2, completed: 2 })
+    // SLUICE_MAX_DURATION_MS is 1.5 s here: the budget followed it.
+    expect(summary.durationMs).toBeLessThan(1_500)
+    const bad = await lean.POST(
+      new Request(`${ORIGIN}/api/drain`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+        body: '{"budgetMs":"soon"}',
+      }),
+    )
+    expect(bad.status).toBe(400)
+  })
+
+  test('the maintenance function answers Vercel cron, and nobody else', async () => {
+    const lean = await built.load<{ GET: Handler }>('functions/vercel/maintain.mjs')
+    const res = await lean.GET(
+      new Request(`${ORIGIN}/api/maintain`, { headers: { authorization: `Bearer ${CRON_SECRET}` } }),
+    )
+    expect(res.status).toBe(200)
+    expect((await res.json()).tasks.map((t: { task: string }) => t.task)).toContain('prune-archive')
+    expect((await lean.GET(new Request(`${ORIGIN}/api/maintain`))).status).toBe(401)
+  })
+
+  test('neither bundle carries the admin API, the OpenAPI document or the dashboard', async () => {
+    for (const name of ['drain', 'maintain']) {
+      const code = await readFile(join(built.outDir, `functions/vercel/${name}.mjs`), 'utf8')
+      expect(code, name).not.toContain('/openapi.json')
+      expect(code, name).not.toContain('dashboard')
+      expect(code, name).not.toContain('/api/v1')
+    }
+    const api = await readFile(join(built.outDir, 'functions/vercel/sluice.mjs'), 'utf8')
+    expect(api).toContain('/openapi.json')
   })
 })
 

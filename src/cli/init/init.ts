@@ -55,6 +55,8 @@ export function plan(project: Project, platform: Platform): PlannedFile[] {
       break
     case 'vercel':
       entry(`functions/vercel/sluice${ext}`, t.vercelFunction)
+      entry(`functions/vercel/drain${ext}`, t.vercelDrain)
+      entry(`functions/vercel/maintain${ext}`, t.vercelMaintain)
       files.push({ path: 'vercel.json', content: t.vercelJson('sluice build --vercel', '/api/maintain') })
       break
     case 'next':

@@ -155,10 +155,12 @@ ${fn(
 
 export function vercelFunction(app: string): string {
   return `// Every /api/* route as one Vercel Function on the Node.js runtime: /api/jobs/:name (enqueue),
-// /api/events/:topic (publish), /api/drain, /api/maintain (Vercel cron, vercel.json), /api/health
-// and /api/metrics, however many path segments they have.
+// /api/events/:topic (publish), /api/health and /api/metrics, however many path segments they
+// have. /api/drain and /api/maintain have lean functions of their own (drain and maintain, beside
+// this file), which Vercel routes to first. Add \`dashboard: true\` to serve the operator's
+// dashboard at /api/dashboard (it makes this bundle larger, not the drain's).
 // \`sluice build --vercel\` (vercel.json's buildCommand) bundles it into .vercel/output as api/sluice,
-// with maxDuration below as the function's limit; the drain's time budget follows the same value.
+// with maxDuration below as the function's limit.
 import { vercelHandlers } from 'sluice/vercel'
 import { sluice } from '${app}'
 
@@ -166,6 +168,34 @@ import { sluice } from '${app}'
 export const maxDuration = 60
 
 export const { GET, POST } = vercelHandlers(sluice, { maxDurationMs: maxDuration * 1000 })
+`
+}
+
+export function vercelDrain(app: string): string {
+  return `// The drain as a Vercel Function of its own at /api/drain: a POST (bearer SLUICE_SECRET, or a
+// signed request) claims and runs jobs within maxDuration, and answers what it did. It bundles
+// the drain only: no admin API, no dashboard, so it starts faster.
+import { vercelDrain } from 'sluice/vercel'
+import { sluice } from '${app}'
+
+/** Seconds: the function's limit, which the drain's time budget follows. Hobby allows up to 60. */
+export const maxDuration = 60
+
+export const { POST } = vercelDrain(sluice, { maxDurationMs: maxDuration * 1000 })
+`
+}
+
+export function vercelMaintain(app: string): string {
+  return `// Maintenance as a Vercel Function of its own at /api/maintain, which Vercel cron (vercel.json)
+// calls every minute with Authorization: Bearer $CRON_SECRET: reaps expired leases, runs recurring
+// tasks, prunes, and wakes drains for queues with work. Overlapping or skipped runs are safe.
+import { vercelMaintain } from 'sluice/vercel'
+import { sluice } from '${app}'
+
+/** Seconds: the function's limit. */
+export const maxDuration = 60
+
+export const { GET, POST } = vercelMaintain(sluice)
 `
 }
 
