@@ -9,11 +9,14 @@
  *   npx tsx bench/cold-import.ts --before /tmp/before/dist/functions --after dist/functions [--imports 21]
  *
  * Bundles are paired by path (functions/aws/drain.mjs with functions/aws/drain.mjs); `--pair
- * old=new` adds a pair under different names.
+ * old=new` adds a pair under different names. `--floors` also bundles each dependency every Node
+ * function carries (pg with Sluice's registration, zod with one schema, hono with the Lambda
+ * adapter) alone, with the same preset, and times their imports: what no change to Sluice's own
+ * code can go below.
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     after: { type: 'string', default: 'dist/functions' },
     imports: { type: 'string', default: '21' },
     pair: { type: 'string', multiple: true, default: [] },
+    floors: { type: 'boolean', default: false },
   },
 })
 if (!values.before) throw new Error('--before <dir of built functions> is required')
@@ -103,4 +107,40 @@ for (const [old, now] of pairs) {
   console.log(
     `| ${now} | ${kib(sa.raw)} (${kib(sa.gzip)} gzip) | ${kib(sb.raw)} (${kib(sb.gzip)} gzip) | ${(sb.raw / sa.raw).toFixed(2)}× | ${cell('plain')} | ${cell('maps')} |`,
   )
+}
+
+if (values.floors) {
+  const esbuild = await import('esbuild')
+  const { esbuildPreset, pgProvider } = await import('../src/build/index.js')
+  const dir = await mkdtemp(join(resolve('node_modules/.cache'), 'sluice-floors-'))
+  const entries: Record<string, string> = {
+    'pg (registered as Sluice registers it)': 'export {}\n',
+    'zod (one object schema)':
+      "import * as z from 'zod'\nexport const s = z.object({ a: z.string() }).strict()\n",
+    'hono (one route, Lambda adapter)':
+      "import { Hono } from 'hono'\nimport { handle } from 'hono/aws-lambda'\nconst app = new Hono()\napp.post('/drain', (c) => c.json({}))\nexport const handler = handle(app)\n",
+    'pg + zod + hono':
+      "import * as z from 'zod'\nimport { Hono } from 'hono'\nimport { handle } from 'hono/aws-lambda'\nexport const s = z.object({ a: z.string() }).strict()\nconst app = new Hono()\napp.post('/drain', (c) => c.json({}))\nexport const handler = handle(app)\n",
+  }
+  try {
+    console.log('\n| what alone | size | cold import p50 |')
+    console.log('| --- | --- | --- |')
+    let i = 0
+    for (const [label, source] of Object.entries(entries)) {
+      const entry = join(dir, `floor${i}.ts`)
+      const outfile = join(dir, `floor${i++}.mjs`)
+      await writeFile(entry, source)
+      const pg = label.startsWith('pg')
+      await esbuild.build({
+        ...(esbuildPreset('node', pg ? { inject: [pgProvider()] } : {}) as object),
+        entryPoints: [entry],
+        outfile,
+        nodePaths: [resolve('node_modules')],
+      })
+      const times = Array.from({ length: imports }, () => coldImport(outfile, []))
+      console.log(`| ${label} | ${kib(statSync(outfile).size)} | ${percentile(times, 50).toFixed(1)} ms |`)
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
 }

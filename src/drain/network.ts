@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks'
 import type { Db } from '../db/types.js'
 
 /** A network share below this is a near database's: the drain then keeps one claim in flight. */
@@ -21,17 +20,26 @@ export interface Sent {
  * NEAR_MS. Kept per database client across drains (`networkOf`): a warm function's drains start
  * from what its earlier drains measured.
  */
+/**
+ * Milliseconds this event loop has spent busy, from Node's global `performance` (the same object
+ * node:perf_hooks exports, without importing that module at every cold start); 0 elsewhere.
+ */
+function busyMs(): number {
+  const perf = performance as { eventLoopUtilization?: () => { active: number } }
+  return perf.eventLoopUtilization?.().active ?? 0
+}
+
 export class NetworkShare {
   private least = Number.POSITIVE_INFINITY
   private samples = 0
 
   static send(): Sent {
-    return { at: performance.now(), active: performance.eventLoopUtilization().active }
+    return { at: performance.now(), active: busyMs() }
   }
 
   /** Times a round trip sent at `sent` that has just come back. */
   record(sent: Sent, serverMs: number): void {
-    const busy = performance.eventLoopUtilization().active - sent.active
+    const busy = busyMs() - sent.active
     this.add(performance.now() - sent.at - serverMs - busy)
   }
 
