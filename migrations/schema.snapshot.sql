@@ -785,13 +785,12 @@ AS $function$
   CROSS JOIN LATERAL (
     SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
     FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
-      AND j.attempts < j.max_attempts
-      -- Stage 3's per-row condition, as in the plain walk: a while-executing key held by another
-      -- job keeps the job waiting.
-      AND (j.exclusive_key IS NULL OR NOT EXISTS (
-            SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-            WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key
+      -- Stage 3, the per-row condition, the plain walk's (migrations/fragments/claim_candidate.sql).
+      AND (j.run_at <= now() AND j.attempts < j.max_attempts
+AND (j.exclusive_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
     ORDER BY j.priority, j.run_at, j.id
     LIMIT a.take
     FOR UPDATE SKIP LOCKED
@@ -999,13 +998,12 @@ BEGIN
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
       FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = open.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
-        -- Stage 3, the per-row condition: a while-executing key held by another job keeps the
-        -- job waiting. A section, not a function: a function with a subquery is not inlined, and
-        -- would run as a statement of its own for every row the walk reads.
-        AND (j.exclusive_key IS NULL OR NOT EXISTS (
-              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+      WHERE j.queue = open.name AND j.policy IS NULL
+        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
+        AND (j.run_at <= now() AND j.attempts < j.max_attempts
+AND (j.exclusive_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
       ORDER BY j.priority, j.run_at, j.id
       LIMIT open.room
       FOR UPDATE SKIP LOCKED

@@ -167,13 +167,9 @@ AS $fn$
   CROSS JOIN LATERAL (
     SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
     FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.run_at <= now()
-      AND j.attempts < j.max_attempts
-      -- Stage 3's per-row condition, as in the plain walk: a while-executing key held by another
-      -- job keeps the job waiting.
-      AND (j.exclusive_key IS NULL OR NOT EXISTS (
-            SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-            WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key
+      -- Stage 3, the per-row condition, the plain walk's (migrations/fragments/claim_candidate.sql).
+      AND :CLAIM_CANDIDATE(j)
     ORDER BY j.priority, j.run_at, j.id
     LIMIT a.take
     FOR UPDATE SKIP LOCKED

@@ -27,7 +27,8 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 --   2b. admission_room (admission.sql, called by admission_walk): the partitions of admission
 --      policies it admits from, and the room each partition's gates leave (throttle, concurrency,
 --      adaptive cap, global cap);
---   3. the per-row condition a waiting job must meet to be picked (a section of the walk in 4);
+--   3. the per-row condition a waiting job must meet to be picked: one fragment of SQL
+--      (migrations/fragments/claim_candidate.sql) placed in each walk of 4 and 4b;
 --   4. picking (in claim itself): each queue's plain jobs walked on the ready index, in order, up
 --      to its room, and (4b, admission_walk) each admitting partition's jobs on the admit index, a
 --      share of the claim each, in turns when the policy is fair;
@@ -109,13 +110,9 @@ BEGIN
     CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
       FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = open.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
-        -- Stage 3, the per-row condition: a while-executing key held by another job keeps the
-        -- job waiting. A section, not a function: a function with a subquery is not inlined, and
-        -- would run as a statement of its own for every row the walk reads.
-        AND (j.exclusive_key IS NULL OR NOT EXISTS (
-              SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-              WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now()))
+      WHERE j.queue = open.name AND j.policy IS NULL
+        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
+        AND :CLAIM_CANDIDATE(j)
       ORDER BY j.priority, j.run_at, j.id
       LIMIT open.room
       FOR UPDATE SKIP LOCKED

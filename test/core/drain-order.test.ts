@@ -92,7 +92,9 @@ function outOfOrder(): number {
 }
 
 test('over a distant, jittery network, claims in flight together still start their jobs in claim order', async () => {
-  const { sluice, direct, spans } = await setUp(() => 15 + Math.random() * 30)
+  // Far enough that a round trip's network share outlasts a batch's run and the statement's time
+  // on a loaded server together: the drain then claims ahead with more than one claim in flight.
+  const { sluice, direct, spans } = await setUp(() => 50 + Math.random() * 40)
   const n = 400
   await enqueueShuffled(direct, n)
   const summary = await sluice.drain({ budgetMs: 120_000 })
