@@ -113,124 +113,96 @@ LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL)
   }
 }
 
-/** The settle's completions as settle_completions (migrations/functions/settle_records.sql) reads them: one array per column. */
-export function encodeCompletions(completions: readonly Completion[]): unknown[][] {
-  const n = completions.length
-  const id = new Array<string>(n)
-  const token = new Array<string>(n)
-  const status = new Array<string>(n)
-  const durationMs = new Array<number | null>(n)
-  const waitMs = new Array<number>(n)
-  const lagMs = new Array<number | null>(n)
-  for (let i = 0; i < n; i++) {
-    const c = completions[i]!
-    id[i] = c.id
-    token[i] = c.token
-    status[i] = c.status
-    durationMs[i] = c.durationMs
-    waitMs[i] = c.waitMs
-    lagMs[i] = c.lagMs ?? null
-  }
-  return [id, token, status, durationMs, waitMs, lagMs]
-}
-
-/** The settle's failures as settle_failures (migrations/functions/settle_records.sql) reads them: one array per column. */
-export function encodeFailures(failures: readonly Failure[]): unknown[][] {
-  const n = failures.length
-  const id = new Array<string>(n)
-  const token = new Array<string>(n)
-  const name = new Array<string>(n)
-  const message = new Array<string>(n)
-  const code = new Array<string | null>(n)
-  const delayMs = new Array<number>(n)
-  const final = new Array<boolean>(n)
-  const keepPlace = new Array<string | null>(n)
-  const durationMs = new Array<number | null>(n)
-  const waitMs = new Array<number>(n)
-  const lagMs = new Array<number | null>(n)
-  const slowDownMs = new Array<number | null>(n)
-  for (let i = 0; i < n; i++) {
-    const f = failures[i]!
-    id[i] = f.id
-    token[i] = f.token
-    name[i] = f.error.name
-    message[i] = f.error.message
-    code[i] = f.error.code ?? null
-    delayMs[i] = Math.round(f.delayMs)
-    final[i] = f.final
-    keepPlace[i] = f.keepPlace?.toISOString() ?? null
-    durationMs[i] = f.durationMs
-    waitMs[i] = f.waitMs
-    lagMs[i] = f.lagMs ?? null
-    slowDownMs[i] = f.slowDownMs ?? null
-  }
-  return [id, token, name, message, code, delayMs, final, keepPlace, durationMs, waitMs, lagMs, slowDownMs]
-}
-
-/** The settle's hand-backs as settle_hand_backs (migrations/functions/settle_records.sql) reads them: one array per column. */
-export function encodeHandBacks(handBacks: readonly HandBack[]): unknown[][] {
-  const n = handBacks.length
-  const id = new Array<string>(n)
-  const token = new Array<string>(n)
-  const dueAt = new Array<string>(n)
-  for (let i = 0; i < n; i++) {
-    const h = handBacks[i]!
-    id[i] = h.id
-    token[i] = h.token
-    dueAt[i] = h.dueAt.toISOString()
-  }
-  return [id, token, dueAt]
+/**
+ * One column of a record list as the settle function takes it: the function's parameter, its
+ * SQL array type, and what each record puts in it.
+ */
+interface Column<R> {
+  param: string
+  type: string
+  value: (record: R) => unknown
 }
 
 /**
- * The SQL types of each record list's arrays, in order: the parameters of settle_completions,
- * settle_failures and settle_hand_backs (migrations/functions/settle_records.sql), and of the
- * settle function (migrations/functions/settle.sql), which takes the three lists in turn.
+ * Each record list's columns, in the order its decoder (settle_completions, settle_failures,
+ * settle_hand_backs in migrations/functions/settle_records.sql) and the settle function take
+ * them: the only list of them on the client, which the statement, the encoders and the types
+ * follow. test/core/settle-records.test.ts compares it with both functions' signatures.
  */
-export const SETTLE_RECORD_TYPES = {
-  settle_completions: ['bigint[]', 'uuid[]', 'text[]', 'bigint[]', 'bigint[]', 'bigint[]'],
+export const SETTLE_COLUMNS = {
+  settle_completions: [
+    { param: 'p_ok_id', type: 'bigint[]', value: (c) => c.id },
+    { param: 'p_ok_token', type: 'uuid[]', value: (c) => c.token },
+    { param: 'p_ok_status', type: 'text[]', value: (c) => c.status },
+    { param: 'p_ok_duration_ms', type: 'bigint[]', value: (c) => c.durationMs },
+    { param: 'p_ok_wait_ms', type: 'bigint[]', value: (c) => c.waitMs },
+    { param: 'p_ok_lag_ms', type: 'bigint[]', value: (c) => c.lagMs ?? null },
+  ] satisfies Column<Completion>[],
   settle_failures: [
-    'bigint[]',
-    'uuid[]',
-    'text[]',
-    'text[]',
-    'text[]',
-    'bigint[]',
-    'boolean[]',
-    'timestamptz[]',
-    'bigint[]',
-    'bigint[]',
-    'bigint[]',
-    'bigint[]',
-  ],
-  settle_hand_backs: ['bigint[]', 'uuid[]', 'timestamptz[]'],
-} as const
-const OK_TYPES = SETTLE_RECORD_TYPES.settle_completions
-const KO_TYPES = SETTLE_RECORD_TYPES.settle_failures
-const BACK_TYPES = SETTLE_RECORD_TYPES.settle_hand_backs
-const OK_AT = 1
-const KO_AT = OK_AT + OK_TYPES.length
-const BACK_AT = KO_AT + KO_TYPES.length
-const INVOCATION_AT = BACK_AT + BACK_TYPES.length
+    { param: 'p_ko_id', type: 'bigint[]', value: (f) => f.id },
+    { param: 'p_ko_token', type: 'uuid[]', value: (f) => f.token },
+    { param: 'p_ko_error_name', type: 'text[]', value: (f) => f.error.name },
+    { param: 'p_ko_error_message', type: 'text[]', value: (f) => f.error.message },
+    { param: 'p_ko_error_code', type: 'text[]', value: (f) => f.error.code ?? null },
+    { param: 'p_ko_delay_ms', type: 'bigint[]', value: (f) => Math.round(f.delayMs) },
+    { param: 'p_ko_final', type: 'boolean[]', value: (f) => f.final },
+    { param: 'p_ko_keep_place', type: 'timestamptz[]', value: (f) => f.keepPlace?.toISOString() ?? null },
+    { param: 'p_ko_duration_ms', type: 'bigint[]', value: (f) => f.durationMs },
+    { param: 'p_ko_wait_ms', type: 'bigint[]', value: (f) => f.waitMs },
+    { param: 'p_ko_lag_ms', type: 'bigint[]', value: (f) => f.lagMs ?? null },
+    { param: 'p_ko_slow_down_ms', type: 'bigint[]', value: (f) => f.slowDownMs ?? null },
+  ] satisfies Column<Failure>[],
+  settle_hand_backs: [
+    { param: 'p_back_id', type: 'bigint[]', value: (h) => h.id },
+    { param: 'p_back_token', type: 'uuid[]', value: (h) => h.token },
+    { param: 'p_back_due_at', type: 'timestamptz[]', value: (h) => h.dueAt.toISOString() },
+  ] satisfies Column<HandBack>[],
+}
 
-/** `$n::type` for each of `types`, numbered from `from`. */
-const casts = (types: readonly string[], from: number): string[] =>
-  types.map((type, i) => `$${from + i}::${type}`)
+/** One array per column of `columns`, filled from `records`. */
+function encode<R>(columns: readonly Column<R>[], records: readonly R[]): unknown[][] {
+  return columns.map((column) => {
+    const out = new Array<unknown>(records.length)
+    for (let i = 0; i < records.length; i++) out[i] = column.value(records[i]!)
+    return out
+  })
+}
 
-const OK_PARAMS = casts(OK_TYPES, OK_AT).join(', ')
-const KO_PARAMS = casts(KO_TYPES, KO_AT).join(', ')
-const [BACK_ID, BACK_TOKEN, BACK_DUE_AT] = casts(BACK_TYPES, BACK_AT) as [string, string, string]
-const TAIL_PARAMS = `$${INVOCATION_AT}::text, $${INVOCATION_AT + 1}::boolean, $${INVOCATION_AT + 2}::text[]`
+/** The settle's completions as settle_completions (migrations/functions/settle_records.sql) reads them: one array per column. */
+export const encodeCompletions = (completions: readonly Completion[]): unknown[][] =>
+  encode(SETTLE_COLUMNS.settle_completions, completions)
+
+/** The settle's failures as settle_failures reads them: one array per column. */
+export const encodeFailures = (failures: readonly Failure[]): unknown[][] =>
+  encode(SETTLE_COLUMNS.settle_failures, failures)
+
+/** The settle's hand-backs as settle_hand_backs reads them: one array per column. */
+export const encodeHandBacks = (handBacks: readonly HandBack[]): unknown[][] =>
+  encode(SETTLE_COLUMNS.settle_hand_backs, handBacks)
+
+/** The SQL types of each record list's arrays, in its decoder's order. */
+export const SETTLE_RECORD_TYPES = Object.fromEntries(
+  Object.entries(SETTLE_COLUMNS).map(([decoder, columns]) => [decoder, columns.map((c) => c.type)]),
+) as unknown as Record<keyof typeof SETTLE_COLUMNS, readonly string[]>
 
 function settleParts(t: string, p: SettleParams): { cte: string; call: string; values: unknown[] } {
-  const values: unknown[] = [
-    ...encodeCompletions(p.completions),
-    ...encodeFailures(p.failures),
-    ...encodeHandBacks(p.handBacks),
-    p.finish?.invocationId ?? null,
-    p.finish !== undefined,
-    p.finish?.queues ?? [],
-  ]
+  const values: unknown[] = []
+  /** Each parameter of the settle function and what the call passes it: `$n::type` at first. */
+  const args = new Map<string, string>()
+  const bind = (param: string, type: string, value: unknown): void => {
+    values.push(value)
+    args.set(param, `$${values.length}::${type}`)
+  }
+  const lists = [
+    [SETTLE_COLUMNS.settle_completions, encodeCompletions(p.completions)],
+    [SETTLE_COLUMNS.settle_failures, encodeFailures(p.failures)],
+    [SETTLE_COLUMNS.settle_hand_backs, encodeHandBacks(p.handBacks)],
+  ] as const
+  for (const [columns, arrays] of lists) columns.forEach((c, i) => bind(c.param, c.type, arrays[i]))
+  bind('p_invocation', 'text', p.finish?.invocationId ?? null)
+  bind('p_finish', 'boolean', p.finish !== undefined)
+  bind('p_queues', 'text[]', p.finish?.queues ?? [])
+  const placeholder = (param: string): string => args.get(param)!
   const ctes: string[] = []
   let events: string[] | undefined
   let subscribers: string[] | undefined
@@ -254,7 +226,6 @@ function settleParts(t: string, p: SettleParams): { cte: string; call: string; v
   RETURNING 1
 )`)
   }
-  let back = `${BACK_ID}, ${BACK_TOKEN}, ${BACK_DUE_AT}`
   if (p.finish?.sweep) {
     // Jobs still leased to this invocation that this settle does not name were taken by a claim
     // whose reply never arrived: they go back with the rest, due now, attempt uncounted.
@@ -262,14 +233,15 @@ function settleParts(t: string, p: SettleParams): { cte: string; call: string; v
   SELECT coalesce(array_agg(j.id), '{}') AS ids, coalesce(array_agg(j.lease_token), '{}') AS tokens,
          coalesce(array_agg(now()), '{}') AS due
   FROM ${t}.jobs j
-  WHERE j.leased_by = $${INVOCATION_AT}::text AND j.lease_token IS NOT NULL
-    AND j.id <> ALL ($${OK_AT}::bigint[] || $${KO_AT}::bigint[] || ${BACK_ID})
+  WHERE j.leased_by = ${placeholder('p_invocation')} AND j.lease_token IS NOT NULL
+    AND j.id <> ALL (${placeholder('p_ok_id')} || ${placeholder('p_ko_id')} || ${placeholder('p_back_id')})
 )`)
-    back = `${BACK_ID} || (SELECT ids FROM orphans), ${BACK_TOKEN} || (SELECT tokens FROM orphans),
-  ${BACK_DUE_AT} || (SELECT due FROM orphans)`
+    args.set('p_back_id', `${placeholder('p_back_id')} || (SELECT ids FROM orphans)`)
+    args.set('p_back_token', `${placeholder('p_back_token')} || (SELECT tokens FROM orphans)`)
+    args.set('p_back_due_at', `${placeholder('p_back_due_at')} || (SELECT due FROM orphans)`)
   }
-  const call = `${t}.settle(${OK_PARAMS},
-  ${KO_PARAMS},
-  ${back}, ${TAIL_PARAMS})`
+  // In the order of the settle function's parameters, which is this table's (a test reads the
+  // function's signature and compares): positional, so that the statement's text stays short.
+  const call = `${t}.settle(${[...args.values()].join(', ')})`
   return { cte: ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : '', call, values }
 }

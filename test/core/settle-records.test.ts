@@ -3,6 +3,7 @@ import {
   encodeCompletions,
   encodeFailures,
   encodeHandBacks,
+  SETTLE_COLUMNS,
   SETTLE_RECORD_TYPES,
 } from '../../src/sql/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
@@ -205,4 +206,29 @@ test("outcomes round-trip every field (settle_outcome's encoder, settle_outcomes
     { queue: 'q1', succeeded: true },
     { queue: 'q2', succeeded: false },
   ])
+})
+
+test("the settle function's parameters and the decoders' are the client's columns, in its order", async () => {
+  env = await makeSluice({ jobs: [] })
+  /** A function's parameters as (name, type), from the catalog. */
+  const signature = async (fn: string) => {
+    const [row] = await env!.sql<{ names: string[]; types: string[] }>(
+      `SELECT p.proargnames AS names, ARRAY(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) t) AS types
+       FROM pg_proc p WHERE p.pronamespace = $1::regnamespace AND p.proname = $2`,
+      [`"${env!.schema}"`, fn],
+    )
+    return row!.names.slice(0, row!.types.length).map((name, i) => [name, row!.types[i]])
+  }
+  const lists = Object.values(SETTLE_COLUMNS).flat()
+  const types = (type: string) => type.replace('timestamptz', 'timestamp with time zone')
+  expect(await signature('settle')).toEqual([
+    ...lists.map((c) => [c.param, types(c.type)]),
+    ['p_invocation', 'text'],
+    ['p_finish', 'boolean'],
+    ['p_queues', 'text[]'],
+  ])
+  for (const [decoder, columns] of Object.entries(SETTLE_COLUMNS)) {
+    const found = (await signature(decoder)).map(([, type]) => type)
+    expect(found, decoder).toEqual(columns.map((c) => types(c.type)))
+  }
 })
