@@ -4,7 +4,9 @@
 -- breaker and writes job stats (one row per name, queue and status). With p_finish, also ends
 -- the invocation and counts what is left; only that last settle of a drain commits without
 -- waiting for the WAL flush. Its records are those of settle_records.sql: each list is sent as
--- parallel arrays, one per column.
+-- parallel arrays, one per column (in the order of SETTLE_COLUMNS in src/sql/settle.ts).
+--
+-- An orchestrator: each stage is a function of its own in settle_stages.sql.
 
 -- It took each list as one JSON array of objects: the old form goes first.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(jsonb, jsonb, jsonb, text, boolean, text[]);
@@ -23,7 +25,6 @@ LANGUAGE plpgsql
 -- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
 SET jit = off
 AS $fn$
-#variable_conflict use_column
 DECLARE
   v_completed integer := 0;
   v_retried integer := 0;
@@ -33,6 +34,9 @@ DECLARE
   v_released jsonb := '[]';
   v_outcomes jsonb := '[]';
   v_admission jsonb := '[]';
+  v_ko_released jsonb;
+  v_ko_outcomes jsonb;
+  v_ko_admission jsonb;
 BEGIN
   -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
   -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
@@ -41,145 +45,25 @@ BEGIN
   IF p_finish THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
-  -- Completed and expired jobs: to the archive.
+
   IF cardinality(p_ok_id) > 0 THEN
-    WITH done AS (
-      DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(
-        p_ok_id, p_ok_token, p_ok_status, p_ok_duration_ms, p_ok_wait_ms, p_ok_lag_ms
-      ) ok
-      WHERE j.id = ok.id AND j.lease_token = ok.token
-      RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
-                j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
-                ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag, j.errors, j.leased_by
-    ), archived AS (
-      -- With the failed attempts before it, if any, and the invocation that ran it: the job's
-      -- timeline (0018_attempt_history.sql).
-      INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
-                                          enqueued_at, duration_ms, wait_ms, errors, invocation)
-      SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w,
-             nullif(errors, '[]'::jsonb), leased_by
-      FROM done
-      RETURNING 1
-    ), stats AS (
-      -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).
-      INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
-      SELECT name, queue, s, count(*), array_agg(d), array_agg(w) FROM done GROUP BY name, queue, s
-      RETURNING 1
-    )
-    SELECT count(*)::integer,
-           coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-           coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]'),
-           coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, true, lag, NULL))
-                    FILTER (WHERE policy IS NOT NULL), '[]')
-    INTO v_completed, v_released, v_outcomes, v_admission
-    FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
+    SELECT s.n, s.released, s.outcomes, s.admission INTO v_completed, v_released, v_outcomes, v_admission
+    FROM :SLUICE_SCHEMA.settle_complete(p_ok_id, p_ok_token, p_ok_status, p_ok_duration_ms, p_ok_wait_ms, p_ok_lag_ms) s;
   END IF;
 
-  -- Failed attempts: retried with their backoff, or dead-lettered when out of attempts.
   IF cardinality(p_ko_id) > 0 THEN
-    DECLARE
-      v_dead_rel jsonb;
-      v_dead_out jsonb;
-      v_retry_out jsonb;
-      v_dead_adm jsonb;
-      v_retry_adm jsonb;
-    BEGIN
-      WITH gone AS (
-        DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_failures(
-          p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
-          p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms
-        ) ko
-        WHERE j.id = ko.id AND j.lease_token = ko.token AND (ko.final OR j.attempts >= j.max_attempts)
-        RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at, j.errors,
-                  j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
-                  ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by) AS e,
-                  ko.duration_ms AS du, ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag,
-                  ko.slow_down_ms AS slow
-      ), buried AS (
-        INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
-                                                 last_error, errors, policy, partition_key)
-        SELECT id, queue, name, payload, priority, attempts, max_attempts, enqueued_at, e,
-               :SLUICE_SCHEMA.error_history(errors, e), policy, partition_key
-        FROM gone
-        ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, failed_at = now(), last_error = excluded.last_error,
-          errors = excluded.errors, payload = excluded.payload, policy = excluded.policy,
-          partition_key = excluded.partition_key
-        RETURNING 1
-      ), stats AS (
-        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
-        SELECT name, queue, 'dead', count(*), array_agg(du), array_agg(w) FROM gone GROUP BY name, queue
-        RETURNING 1
-      )
-      SELECT count(*)::integer,
-             coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-             coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
-             coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
-                      FILTER (WHERE policy IS NOT NULL), '[]')
-      INTO v_dead, v_dead_rel, v_dead_out, v_dead_adm
-      FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
-
-      -- Retries. In a single-consumer queue the job keeps its place at the head and the queue
-      -- is held until the retry is due, so order is kept.
-      WITH again AS (
-        UPDATE :SLUICE_SCHEMA.jobs j
-        SET run_at = CASE WHEN ko.keep_place IS NOT NULL THEN least(ko.keep_place, now())
-                          ELSE now() + ko.delay_ms * interval '1 millisecond' END,
-            lease_token = NULL, leased_by = NULL,
-            last_error = ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by),
-            errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by))
-        FROM :SLUICE_SCHEMA.settle_failures(
-          p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
-          p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms
-        ) ko
-        WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
-        RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
-                  ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow
-      ), held AS (
-        UPDATE :SLUICE_SCHEMA.queues c
-        SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
-        FROM (SELECT queue, max(d) AS d FROM again WHERE r IS NOT NULL GROUP BY queue) h
-        WHERE c.name = h.queue
-        RETURNING 1
-      ), stats AS (
-        INSERT INTO :SLUICE_SCHEMA.job_stats (name, queue, status, jobs, durations, waits)
-        SELECT name, queue, 'failed', count(*), array_agg(du), array_agg(w) FROM again GROUP BY name, queue
-        RETURNING 1
-      ), unlocked AS (
-        -- while-executing locks end with the attempt.
-        DELETE FROM :SLUICE_SCHEMA.unique_locks u USING again
-        WHERE u.key = again.exclusive_key AND u.job_id = again.id
-        RETURNING 1
-      )
-      SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
-             coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
-                      FILTER (WHERE policy IS NOT NULL), '[]')
-      INTO v_retried, v_retry_out, v_retry_adm
-      FROM again;
-
-      v_released := v_released || v_dead_rel;
-      v_outcomes := v_outcomes || v_dead_out || v_retry_out;
-      v_admission := v_admission || v_dead_adm || v_retry_adm;
-    END;
+    SELECT s.dead, s.retried, s.released, s.outcomes, s.admission
+    INTO v_dead, v_retried, v_ko_released, v_ko_outcomes, v_ko_admission
+    FROM :SLUICE_SCHEMA.settle_fail(
+      p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
+      p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms) s;
+    v_released := v_released || v_ko_released;
+    v_outcomes := v_outcomes || v_ko_outcomes;
+    v_admission := v_admission || v_ko_admission;
   END IF;
 
-  -- Claimed but never started: back in place, attempt uncounted.
   IF cardinality(p_back_id) > 0 THEN
-    WITH returned AS (
-      UPDATE :SLUICE_SCHEMA.jobs j
-      SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
-      FROM :SLUICE_SCHEMA.settle_hand_backs(p_back_id, p_back_token, p_back_due_at) back
-      WHERE j.id = back.id AND j.lease_token = back.token
-      RETURNING j.id, j.unique_key, j.exclusive_key
-    ), unlocked AS (
-      UPDATE :SLUICE_SCHEMA.unique_locks u SET state = 'queued', owner = NULL
-      FROM returned WHERE u.key = returned.unique_key AND u.job_id = returned.id
-      RETURNING 1
-    ), dropped AS (
-      DELETE FROM :SLUICE_SCHEMA.unique_locks u USING returned
-      WHERE u.key = returned.exclusive_key AND u.job_id = returned.id
-      RETURNING 1
-    )
-    SELECT count(*)::integer INTO v_back FROM returned;
+    v_back := :SLUICE_SCHEMA.settle_hand_back(p_back_id, p_back_token, p_back_due_at);
   END IF;
 
   PERFORM :SLUICE_SCHEMA.after_end(v_released);
@@ -189,37 +73,12 @@ BEGIN
     PERFORM :SLUICE_SCHEMA.admission_settled(v_admission);
   END IF;
 
-  -- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
-  -- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
-  -- something to change are touched, so healthy queues take no row lock here.
   IF jsonb_array_length(v_outcomes) > 0 THEN
-    WITH o AS (
-      SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
-      FROM :SLUICE_SCHEMA.settle_outcomes(v_outcomes) r
-      GROUP BY r.queue
-    )
-    UPDATE :SLUICE_SCHEMA.queues c
-    SET consecutive_failures = CASE
-          WHEN o.any_ok THEN 0
-          WHEN c.consecutive_failures + o.failures >= c.breaker_threshold THEN 0
-          ELSE c.consecutive_failures + o.failures END,
-        trips = CASE
-          WHEN o.any_ok THEN 0
-          WHEN c.consecutive_failures + o.failures >= c.breaker_threshold THEN c.trips + 1
-          ELSE c.trips END,
-        breaker_until = CASE
-          WHEN NOT o.any_ok AND c.consecutive_failures + o.failures >= c.breaker_threshold
-          THEN now() + least(c.breaker_cap_ms, c.breaker_base_ms * (2 ^ least(c.trips, 40))::bigint) * interval '1 millisecond'
-          ELSE c.breaker_until END
-    FROM o
-    WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
-      AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
+    PERFORM :SLUICE_SCHEMA.settle_breakers(v_outcomes);
   END IF;
 
   IF p_finish THEN
-    DELETE FROM :SLUICE_SCHEMA.invocations WHERE id = p_invocation;
-    DELETE FROM :SLUICE_SCHEMA.queue_leases WHERE holder = p_invocation;
-    v_ready := :SLUICE_SCHEMA.queue_ready(p_queues, 1000);
+    v_ready := :SLUICE_SCHEMA.settle_finish(p_invocation, p_queues);
   END IF;
 
   RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready;

@@ -1,0 +1,179 @@
+/**
+ * The settle's stages (migrations/functions/settle_stages.sql), each called alone on seeded rows
+ * with its own named parameters: what it writes, what it leaves, and what it returns for the
+ * stages after it. test/sql/settle.test.ts covers them composed by settle().
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type SqlSchema, sqlSchema } from '../helpers/sql-level.js'
+
+let s: SqlSchema
+beforeEach(async () => {
+  s = await sqlSchema()
+})
+afterEach(async (context) => {
+  await s.cleanup(context)
+})
+
+const INV = 'drn_stages'
+const WRONG = '00000000-0000-4000-8000-000000000000'
+
+describe('settle_complete', () => {
+  it('archives the jobs whose token matches, with the invocation and any failures before; returns what follows', async () => {
+    const job = await s.rows.leased(INV, { name: 'mail', queue: 'q', uniqueKey: 'k1' })
+    const retried = await s.rows.leased(INV, {
+      name: 'mail',
+      queue: 'q',
+      attempts: 2,
+      errors: [{ attempt: 1, message: 'first' }],
+    })
+    const stale = await s.rows.leased(INV, { name: 'mail', queue: 'q' })
+    const [out] = await s.sql<{ n: number; released: unknown[]; outcomes: unknown[]; admission: unknown[] }>(
+      `SELECT * FROM $t.settle_complete(
+         p_id => $1::bigint[], p_token => $2::uuid[], p_status => $3::text[], p_duration_ms => $4::bigint[],
+         p_wait_ms => $5::bigint[], p_lag_ms => $6::bigint[])`,
+      [
+        [job.id, retried.id, stale.id],
+        [job.token, retried.token, WRONG],
+        ['completed', 'completed', 'completed'],
+        [25, 40, 1],
+        [3, 4, 5],
+        [null, null, null],
+      ],
+    )
+    expect(out).toMatchObject({ n: 2, admission: [] })
+    expect(out!.outcomes).toEqual([
+      { queue: 'q', succeeded: true },
+      { queue: 'q', succeeded: true },
+    ])
+    // The unique key is released by after_end, from these records.
+    expect(out!.released).toHaveLength(1)
+    const archived = await s.sql<{ id: string; status: string; invocation: string; errors: unknown }>(
+      'SELECT id::text, status, invocation, errors FROM $t.archive ORDER BY id',
+    )
+    expect(archived).toEqual([
+      { id: job.id, status: 'completed', invocation: INV, errors: null },
+      { id: retried.id, status: 'completed', invocation: INV, errors: [{ attempt: 1, message: 'first' }] },
+    ])
+    // The late ack changed nothing.
+    expect(await s.sql('SELECT id::text FROM $t.jobs')).toEqual([{ id: stale.id }])
+    expect(await s.sql('SELECT status, jobs FROM $t.job_stats')).toEqual([{ status: 'completed', jobs: 2 }])
+  })
+})
+
+describe('settle_fail', () => {
+  const failArgs = (ids: string[], tokens: (string | null)[], finals: boolean[]) => [
+    ids,
+    tokens,
+    ids.map(() => 'Error'),
+    ids.map(() => 'boom'),
+    ids.map(() => null),
+    ids.map(() => 60_000),
+    finals,
+    ids.map(() => null),
+    ids.map(() => 12),
+    ids.map(() => 3),
+    ids.map(() => null),
+    ids.map(() => null),
+  ]
+  const call = `SELECT * FROM $t.settle_fail(
+    p_id => $1::bigint[], p_token => $2::uuid[], p_error_name => $3::text[], p_error_message => $4::text[],
+    p_error_code => $5::text[], p_delay_ms => $6::bigint[], p_final => $7::boolean[],
+    p_keep_place => $8::timestamptz[], p_duration_ms => $9::bigint[], p_wait_ms => $10::bigint[],
+    p_lag_ms => $11::bigint[], p_slow_down_ms => $12::bigint[])`
+
+  it('retries a job with attempts left after its backoff, and buries one out of attempts or failed for good', async () => {
+    const again = await s.rows.leased(INV, { queue: 'q', attempts: 1, maxAttempts: 3 })
+    const spent = await s.rows.leased(INV, { queue: 'q', attempts: 3, maxAttempts: 3, uniqueKey: 'k-spent' })
+    const final = await s.rows.leased(INV, { queue: 'q', attempts: 1, maxAttempts: 3 })
+    const [out] = await s.sql<{ dead: number; retried: number; released: unknown[]; outcomes: unknown[] }>(
+      call,
+      failArgs([again.id, spent.id, final.id], [again.token, spent.token, final.token], [false, false, true]),
+    )
+    expect(out).toMatchObject({ dead: 2, retried: 1 })
+    expect(out!.outcomes).toHaveLength(3)
+    // Only ended jobs that hold something (a key, a slot, a batch) have a record for after_end.
+    expect(out!.released).toHaveLength(1)
+    const [retry] = await s.sql<{
+      lease_token: string | null
+      due_in_s: number
+      errors: { invocation: string }[]
+    }>(
+      `SELECT lease_token, extract(epoch FROM run_at - now())::float8 AS due_in_s, errors FROM $t.jobs WHERE id = $1`,
+      [again.id],
+    )
+    expect(retry!.lease_token).toBeNull()
+    expect(retry!.due_in_s).toBeGreaterThan(55)
+    expect(retry!.errors).toMatchObject([{ attempt: 1, message: 'boom', durationMs: 12, invocation: INV }])
+    expect(await s.sql<{ id: string }>('SELECT id::text FROM $t.dead_letters ORDER BY id')).toEqual([
+      { id: spent.id },
+      { id: final.id },
+    ])
+  })
+
+  it('leaves a job whose token does not match', async () => {
+    const job = await s.rows.leased(INV, { attempts: 3, maxAttempts: 3 })
+    const [out] = await s.sql(call, failArgs([job.id], [WRONG], [true]))
+    expect(out).toMatchObject({ dead: 0, retried: 0 })
+    expect(await s.sql('SELECT count(*)::int AS n FROM $t.dead_letters')).toEqual([{ n: 0 }])
+    expect(await s.sql('SELECT lease_token FROM $t.jobs')).toEqual([{ lease_token: job.token }])
+  })
+})
+
+describe('settle_hand_back', () => {
+  it('puts a claimed job back in its place with the attempt uncounted', async () => {
+    const job = await s.rows.leased(INV, { attempts: 2, exclusiveKey: 'x' })
+    await s.rows.uniqueLock({ key: 'x', jobId: job.id, strategy: 'while-executing', state: 'executing' })
+    const due = new Date(Date.now() - 60_000)
+    const [{ n }] = (await s.sql<{ n: number }>(
+      'SELECT $t.settle_hand_back(p_id => $1::bigint[], p_token => $2::uuid[], p_due_at => $3::timestamptz[]) AS n',
+      [[job.id], [job.token], [due.toISOString()]],
+    )) as [{ n: number }]
+    expect(n).toBe(1)
+    const [row] = await s.sql<{ attempts: number; lease_token: string | null; run_at: Date }>(
+      'SELECT attempts, lease_token, run_at FROM $t.jobs',
+    )
+    expect(row).toMatchObject({ attempts: 1, lease_token: null })
+    expect(row!.run_at.getTime()).toBe(due.getTime())
+    // Its while-executing lock goes with the attempt.
+    expect(await s.sql('SELECT key FROM $t.unique_locks')).toEqual([])
+  })
+})
+
+describe('settle_breakers', () => {
+  it('opens a breaker at its threshold and closes it on a success; queues without one are not touched', async () => {
+    await s.rows.queue({ name: 'fragile', breakerThreshold: 2, consecutiveFailures: 1, breakerBaseMs: 1000 })
+    await s.rows.queue({ name: 'plain' })
+    const outcomes = (queue: string, succeeded: boolean) => JSON.stringify([{ queue, succeeded }])
+    await s.sql('SELECT $t.settle_breakers($1::jsonb)', [outcomes('fragile', false)])
+    await s.sql('SELECT $t.settle_breakers($1::jsonb)', [outcomes('plain', false)])
+    const state = () =>
+      s.sql<{ name: string; open: boolean; trips: number; consecutive_failures: number }>(
+        `SELECT name, coalesce(breaker_until > now(), false) AS open, trips, consecutive_failures
+         FROM $t.queues ORDER BY name`,
+      )
+    expect(await state()).toEqual([
+      { name: 'fragile', open: true, trips: 1, consecutive_failures: 0 },
+      { name: 'plain', open: false, trips: 0, consecutive_failures: 0 },
+    ])
+    await s.sql('SELECT $t.settle_breakers($1::jsonb)', [outcomes('fragile', true)])
+    expect((await state())[0]).toMatchObject({ trips: 0, consecutive_failures: 0 })
+  })
+})
+
+describe('settle_finish', () => {
+  it('ends the invocation and its queue leases, and counts what is left due in its queues', async () => {
+    await s.rows.invocation({ id: INV, queues: ['q'] })
+    await s.rows.queueLease({ queue: 'q', holder: INV })
+    await s.rows.ready({ queue: 'q' })
+    await s.rows.ready({ queue: 'q' })
+    await s.rows.ready({ queue: 'elsewhere' })
+    const [{ ready }] = (await s.sql<{ ready: number }>(
+      'SELECT $t.settle_finish(p_invocation => $1, p_queues => $2::text[]) AS ready',
+      [INV, ['q']],
+    )) as [{ ready: number }]
+    expect(ready).toBe(2)
+    expect(await s.sql('SELECT id FROM $t.invocations UNION ALL SELECT queue FROM $t.queue_leases')).toEqual(
+      [],
+    )
+  })
+})
