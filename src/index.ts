@@ -55,7 +55,6 @@ export {
 export { patternRegex, topicMatches } from './events/topics.js'
 export type { AdminOptions } from './http/admin/app.js'
 export { type AppOptions, createApp } from './http/app.js'
-export { type DrainAppOptions, drainApp, maintainApp } from './http/drain-app.js'
 export {
   type AuthCheck,
   type AuthMiddleware,
@@ -67,6 +66,7 @@ export {
   type SignatureAuthOptions,
   signatureAuth,
 } from './http/auth.js'
+export { type DrainAppOptions, drainApp, maintainApp } from './http/drain-app.js'
 export type { ErrorBody, ErrorReporter } from './http/errors.js'
 export type { AppAuthOptions } from './http/guards.js'
 export { toPrometheus } from './http/prometheus.js'

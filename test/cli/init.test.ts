@@ -116,6 +116,11 @@ describe('sluice init', () => {
     expect(route).toContain("import { sluice } from '../../../../sluice'")
     expect(route).toContain("basePath: '/api/sluice'")
     expect(route).toContain('export const maxDuration = 60')
+    // The drain and maintenance as routes of their own, which Next.js prefers to the catch-all.
+    const drain = await read('src/app/api/sluice/drain/route.ts')
+    expect(drain).toContain("import { sluice } from '../../../../sluice'")
+    expect(drain).toContain('vercelDrain(sluice')
+    expect(await read('src/app/api/sluice/maintain/route.ts')).toContain('vercelMaintain(sluice)')
     expect(JSON.parse(await read('vercel.json'))).toEqual({
       $schema: 'https://openapi.vercel.sh/vercel.json',
       crons: [{ path: '/api/sluice/maintain', schedule: '* * * * *' }],

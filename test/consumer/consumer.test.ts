@@ -267,6 +267,8 @@ describe('sluice init next → next build → next start', () => {
     await sluice(['init', 'next'], dir)
     const route = await readFile(join(dir, 'app/api/sluice/[...route]/route.ts'), 'utf8')
     expect(route).toContain("basePath: '/api/sluice'")
+    // /api/sluice/drain and /api/sluice/maintain are lean routes of their own.
+    expect(await readFile(join(dir, 'app/api/sluice/drain/route.ts'), 'utf8')).toContain('vercelDrain')
     const noSecrets = {
       DATABASE_URL: undefined,
       SLUICE_SECRET: undefined,
@@ -298,8 +300,11 @@ describe('sluice init next → next build → next start', () => {
       const drained = await call('/drain', { queues: ['emails'] })
       expect(drained.status, server.output()).toBe(200)
       expect(await drained.json()).toMatchObject({ completed: 1 })
+      const maintained = await fetch(`${base}/maintain`, { headers: { authorization: `Bearer ${SECRET}` } })
+      expect(maintained.status, server.output()).toBe(200)
+      expect(await maintained.json()).toMatchObject({ tasks: expect.any(Array) })
       steps.push(
-        '     next start: POST /api/sluice/jobs/send-welcome → 202; POST /api/sluice/drain → 200, completed 1',
+        '     next start: POST /api/sluice/jobs/send-welcome → 202; POST /api/sluice/drain (its own route) → 200, completed 1; GET /api/sluice/maintain → 200',
       )
     } finally {
       await server.stop()

@@ -59,14 +59,15 @@ export function plan(project: Project, platform: Platform): PlannedFile[] {
       entry(`functions/vercel/maintain${ext}`, t.vercelMaintain)
       files.push({ path: 'vercel.json', content: t.vercelJson('sluice build --vercel', '/api/maintain') })
       break
-    case 'next':
-      entry(
-        `${project.nextAppDir}/api/sluice/[...route]/route${project.typescript ? '.ts' : '.js'}`,
-        t.nextRoute,
-        'bundler',
-      )
+    case 'next': {
+      const routes = `${project.nextAppDir}/api/sluice`
+      const ts = project.typescript ? '.ts' : '.js'
+      entry(`${routes}/[...route]/route${ts}`, t.nextRoute, 'bundler')
+      entry(`${routes}/drain/route${ts}`, t.nextDrainRoute, 'bundler')
+      entry(`${routes}/maintain/route${ts}`, t.nextMaintainRoute, 'bundler')
       files.push({ path: 'vercel.json', content: t.vercelJson(undefined, '/api/sluice/maintain') })
       break
+    }
     case 'cloudflare': {
       const contracts = project.typescript ? 'sluice.contracts.ts' : `sluice.contracts${ext}`
       if (!existsSync(join(project.root, contracts)))

@@ -225,6 +225,36 @@ export const { GET, POST } = vercelHandlers(sluice, { basePath: '/api/sluice', m
 `
 }
 
+export function nextDrainRoute(app: string): string {
+  return `// The drain as a route of its own, /api/sluice/drain (Next.js prefers it to the catch-all
+// route beside it): a POST (bearer SLUICE_SECRET, or a signed request) runs jobs within
+// maxDuration. On Vercel each route is a function, and this one bundles the drain only.
+import { vercelDrain } from 'sluice/vercel'
+import { sluice } from '${app}'
+
+export const runtime = 'nodejs'
+export const dynamic = 'force-dynamic'
+/** Seconds: the function's limit on Vercel; the drain's time budget follows it. */
+export const maxDuration = 60
+
+export const { POST } = vercelDrain(sluice, { maxDurationMs: maxDuration * 1000 })
+`
+}
+
+export function nextMaintainRoute(app: string): string {
+  return `// Maintenance as a route of its own, /api/sluice/maintain, which Vercel cron (vercel.json) calls
+// every minute with Authorization: Bearer $CRON_SECRET. It bundles maintenance only.
+import { vercelMaintain } from 'sluice/vercel'
+import { sluice } from '${app}'
+
+export const runtime = 'nodejs'
+export const dynamic = 'force-dynamic'
+export const maxDuration = 60
+
+export const { GET, POST } = vercelMaintain(sluice)
+`
+}
+
 export function contractsSkeleton(): string {
   return `/**
  * Job contracts: what enqueueing needs (name, queue, input schema), without the handlers, so
