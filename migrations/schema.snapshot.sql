@@ -939,38 +939,17 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim(p_queues text[], p_limit integer
  RETURNS SETOF :SLUICE_SCHEMA.claim_row
  LANGUAGE plpgsql
  SET jit TO 'off'
- SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
-#variable_conflict use_column
 DECLARE
   v_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
   v_open text[];
-  v_ids bigint[];
-  v_due timestamptz[];
-  v_single boolean[];
-  v_exclusive text[];
+  v_pick record;
   v_skip bigint[] := '{}';
-  v_cut_queues text[];
-  v_cut_names text[];
   v_more boolean;
-  v_capped boolean;
   v_rows integer := 0;
   v_n integer := 0;
-  v_gated boolean;
 BEGIN
-  -- The claim commits with the server's durability setting: a claim forgotten in a crash while
-  -- its drain runs the jobs would let a second drain claim and run them at the same time.
-  INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
-  VALUES (p_invocation, p_queues, p_priority, v_until, p_jobs_done)
-  ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
-
-  -- Single-consumer queues: take or renew the queue lease (free, expired, or already ours).
-  INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
-  SELECT c.name, p_invocation, v_until
-  FROM :SLUICE_SCHEMA.queues c
-  WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
-  ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-  WHERE l.holder = excluded.holder OR l.expires_at < now();
+  PERFORM :SLUICE_SCHEMA.claim_register(p_invocation, p_queues, p_priority, v_until, p_jobs_done);
 
   -- Stage 1: the queues it may serve now.
   v_open := :SLUICE_SCHEMA.claim_eligible(p_queues, p_invocation, p_priority);
@@ -978,137 +957,37 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Stages 2 and 2b, skipped when no open queue is gated (claim_gated): the plan drops them.
-  v_gated := :SLUICE_SCHEMA.claim_gated(v_open);
+  -- Stages 2 to 4; 2 and 2b skipped when no open queue is gated (claim_gated).
+  SELECT * INTO v_pick
+  FROM :SLUICE_SCHEMA.claim_pick(v_open, p_limit, p_defer, :SLUICE_SCHEMA.claim_gated(v_open));
 
-  -- Stage 4, picking: each queue walked on the claim index in order, up to its room (stage 2),
-  -- taking the jobs that meet stage 3 and that no other claim has locked.
-  WITH open AS (
-    SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(v_open, p_limit) r
-    WHERE v_gated
-    UNION ALL
-    SELECT q.name, coalesce(c.single_consumer, false), p_limit
-    FROM unnest(v_open) AS q(name) LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
-    WHERE NOT v_gated
-  ), plain AS (
-    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
-           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
-           false AS more
-    FROM open
-    CROSS JOIN LATERAL (
-      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-      FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = open.name AND j.policy IS NULL
-        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
-        AND (j.run_at <= now() AND j.attempts < j.max_attempts
-AND (j.exclusive_key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
-      ORDER BY j.priority, j.run_at, j.id
-      LIMIT open.room
-      FOR UPDATE SKIP LOCKED
-    ) p
-    WHERE open.room > 0
-  ), admitted AS (
-    -- Stages 2b and 4b (admission_walk, in admission.sql): the jobs of admission policies'
-    -- partitions that their gates let this claim take, in turns when the policy is fair.
-    SELECT w.id, w.run_at, w.priority, w.exclusive_key, w.name, w.queue, open.single_consumer, w.policy,
-           w.partition_key, w.turn, w.global_room, w.more
-    FROM :SLUICE_SCHEMA.admission_walk(v_open, p_limit) w
-    JOIN open ON open.name = w.queue
-    WHERE v_gated
-  ), ranked AS (
-    -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
-    SELECT c.*,
-           row_number() OVER (PARTITION BY c.queue ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_queue,
-           row_number() OVER (PARTITION BY c.policy ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_policy
-    FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
-  ), candidates AS (
-    SELECT r.queue, r.name, r.id, r.run_at, r.priority, r.exclusive_key, r.single_consumer, r.turn
-    FROM ranked r JOIN open ON open.name = r.queue
-    WHERE v_gated AND r.in_queue <= open.room
-      AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
-    UNION ALL
-    -- Without gates a queue's walk stops at its room already: every plain job is a candidate.
-    SELECT p.queue, p.name, p.id, p.run_at, p.priority, p.exclusive_key, p.single_consumer, p.turn
-    FROM plain p
-    WHERE NOT v_gated
-  ), cut AS (
-    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
-    -- everything behind it in that queue stay where they are, in order, for a drain with time.
-    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
-    FROM candidates c
-    WHERE c.name = ANY (p_defer)
-    ORDER BY c.queue, c.priority, c.run_at, c.id
-  ), picked AS (
-    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.turn
-    FROM candidates c
-    LEFT JOIN cut ON cut.queue = c.queue
-    WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
-    ORDER BY c.turn, c.priority, c.run_at, c.id
-    LIMIT p_limit
-  )
-  SELECT (SELECT array_agg(id ORDER BY turn, priority, run_at, id) FROM picked),
-         (SELECT array_agg(run_at ORDER BY turn, priority, run_at, id) FROM picked),
-         (SELECT array_agg(single_consumer ORDER BY turn, priority, run_at, id) FROM picked),
-         (SELECT array_agg(exclusive_key ORDER BY turn, priority, run_at, id) FROM picked),
-         (SELECT array_agg(queue ORDER BY queue) FROM cut),
-         (SELECT array_agg(name ORDER BY queue) FROM cut),
-         -- A partition that admitted up to a cap on running jobs may admit more once they settle;
-         -- one that gave its whole share may have more to give now.
-         (SELECT bool_or(more) FROM admitted)
-  INTO v_ids, v_due, v_single, v_exclusive, v_cut_queues, v_cut_names, v_capped;
-
-  IF v_ids IS NULL THEN
-    -- Nothing picked: at most the queues left for lack of time.
+  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
+  -- the job that did not fit.
+  IF v_pick.ids IS NULL THEN
     RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
                         NULL::timestamptz, NULL::timestamptz, NULL::boolean, false, NULL::text
-                 FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
+                 FROM unnest(v_pick.cut_queues, v_pick.cut_names) AS u(q, n);
     RETURN;
   END IF;
 
   -- Stage 5: locks taken after picking; the jobs that could not take theirs are dropped.
-  IF EXISTS (SELECT 1 FROM unnest(v_exclusive) k WHERE k IS NOT NULL) THEN
-    v_skip := :SLUICE_SCHEMA.claim_take_keys(v_ids, v_exclusive, p_invocation, v_until);
+  IF EXISTS (SELECT 1 FROM unnest(v_pick.exclusive) k WHERE k IS NOT NULL) THEN
+    v_skip := :SLUICE_SCHEMA.claim_take_keys(v_pick.ids, v_pick.exclusive, p_invocation, v_until);
   END IF;
 
   -- More may remain: the claim picked as many as it was asked for, dropped some it picked
   -- (their keys are held by jobs it claimed; they can run once those settle), or admitted up to
   -- a partition's cap on running jobs.
-  v_more := cardinality(v_ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_capped, false);
+  v_more := cardinality(v_pick.ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_pick.capped, false);
 
-  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
-  -- the job that did not fit.
   RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
                       NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more, NULL::text
-               FROM unnest(v_cut_queues, v_cut_names) AS u(q, n);
+               FROM unnest(v_pick.cut_queues, v_pick.cut_names) AS u(q, n);
   GET DIAGNOSTICS v_rows = ROW_COUNT;
 
-  RETURN QUERY
-  WITH claimed AS (
-    UPDATE :SLUICE_SCHEMA.jobs j
-    SET run_at = v_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation,
-        started_at = now()
-    FROM unnest(v_ids, v_due, v_single) AS p(id, due, single)
-    WHERE j.id = p.id AND NOT (p.id = ANY (v_skip))
-    RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
-              p.due, p.single, j.unique_key, j.policy, j.partition_key, j.trace_context
-  ), charged AS (
-    -- Admitted jobs pay their partition's tokens (stage 5b).
-    SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
-    FROM claimed WHERE policy IS NOT NULL HAVING count(*) > 0
-  ), executing AS (
-    UPDATE :SLUICE_SCHEMA.unique_locks u
-    SET state = 'executing', owner = p_invocation
-    FROM claimed
-    WHERE claimed.unique_key IS NOT NULL AND u.key = claimed.unique_key AND u.job_id = claimed.id
-    RETURNING 1
-  )
-  SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
-         c.enqueued_at, c.due, c.single, v_more, c.trace_context
-  FROM claimed c
-  -- Reading the charge makes it run before the rows are returned.
-  LEFT JOIN charged ON true;
+  -- Stage 6.
+  RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim_lease(v_pick.ids, v_pick.due, v_pick.single, v_skip, v_until,
+                                                       p_invocation, v_more);
   GET DIAGNOSTICS v_n = ROW_COUNT;
 
   -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
@@ -1149,6 +1028,147 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_gated(p_open text[])
 AS $function$
   SELECT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
       OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open))
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_lease(p_ids bigint[], p_due timestamp with time zone[], p_single boolean[], p_skip bigint[], p_until timestamp with time zone, p_invocation text, p_more boolean)
+ RETURNS SETOF :SLUICE_SCHEMA.claim_row
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  WITH claimed AS (
+    UPDATE :SLUICE_SCHEMA.jobs j
+    SET run_at = p_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation,
+        started_at = now()
+    FROM unnest(p_ids, p_due, p_single) AS p(id, due, single)
+    WHERE j.id = p.id AND NOT (p.id = ANY (p_skip))
+    RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
+              p.due, p.single, j.unique_key, j.policy, j.partition_key, j.trace_context
+  ), charged AS (
+    -- Admitted jobs pay their partition's tokens (stage 5b).
+    SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
+    FROM claimed WHERE policy IS NOT NULL HAVING count(*) > 0
+  ), executing AS (
+    UPDATE :SLUICE_SCHEMA.unique_locks u
+    SET state = 'executing', owner = p_invocation
+    FROM claimed
+    WHERE claimed.unique_key IS NOT NULL AND u.key = claimed.unique_key AND u.job_id = claimed.id
+    RETURNING 1
+  )
+  SELECT c.id::text, c.queue, c.name, c.payload, c.priority, c.attempts, c.max_attempts, c.lease_token::text,
+         c.enqueued_at, c.due, c.single, p_more, c.trace_context
+  FROM claimed c
+  -- Reading the charge makes it run before the rows are returned.
+  LEFT JOIN charged ON true;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_pick(p_open text[], p_limit integer, p_defer text[], p_gated boolean, OUT ids bigint[], OUT due timestamp with time zone[], OUT single boolean[], OUT exclusive text[], OUT cut_queues text[], OUT cut_names text[], OUT capped boolean)
+ RETURNS record
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+#variable_conflict use_column
+BEGIN
+  WITH open AS (
+    SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(p_open, p_limit) r
+    WHERE p_gated
+    UNION ALL
+    SELECT q.name, coalesce(c.single_consumer, false), p_limit
+    FROM unnest(p_open) AS q(name) LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+    WHERE NOT p_gated
+  ), plain AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
+           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
+           false AS more
+    FROM open
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.queue = open.name AND j.policy IS NULL
+        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
+        AND (j.run_at <= now() AND j.attempts < j.max_attempts
+AND (j.exclusive_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT open.room
+      FOR UPDATE SKIP LOCKED
+    ) p
+    WHERE open.room > 0
+  ), admitted AS (
+    -- Stages 2b and 4b (admission_walk, in admission.sql): the jobs of admission policies'
+    -- partitions that their gates let this claim take, in turns when the policy is fair.
+    SELECT w.id, w.run_at, w.priority, w.exclusive_key, w.name, w.queue, open.single_consumer, w.policy,
+           w.partition_key, w.turn, w.global_room, w.more
+    FROM :SLUICE_SCHEMA.admission_walk(p_open, p_limit) w
+    JOIN open ON open.name = w.queue
+    WHERE p_gated
+  ), ranked AS (
+    -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
+    SELECT c.*,
+           row_number() OVER (PARTITION BY c.queue ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_queue,
+           row_number() OVER (PARTITION BY c.policy ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_policy
+    FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
+  ), candidates AS (
+    SELECT r.queue, r.name, r.id, r.run_at, r.priority, r.exclusive_key, r.single_consumer, r.turn
+    FROM ranked r JOIN open ON open.name = r.queue
+    WHERE p_gated AND r.in_queue <= open.room
+      AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
+    UNION ALL
+    -- Without gates a queue's walk stops at its room already: every plain job is a candidate.
+    SELECT p.queue, p.name, p.id, p.run_at, p.priority, p.exclusive_key, p.single_consumer, p.turn
+    FROM plain p
+    WHERE NOT p_gated
+  ), cut AS (
+    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
+    -- everything behind it in that queue stay where they are, in order, for a drain with time.
+    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
+    FROM candidates c
+    WHERE c.name = ANY (p_defer)
+    ORDER BY c.queue, c.priority, c.run_at, c.id
+  ), picked AS (
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.turn
+    FROM candidates c
+    LEFT JOIN cut ON cut.queue = c.queue
+    WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
+    ORDER BY c.turn, c.priority, c.run_at, c.id
+    LIMIT p_limit
+  )
+  SELECT (SELECT array_agg(id ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(queue ORDER BY queue) FROM cut),
+         (SELECT array_agg(name ORDER BY queue) FROM cut),
+         -- A partition that admitted up to a cap on running jobs may admit more once they settle;
+         -- one that gave its whole share may have more to give now.
+         (SELECT bool_or(more) FROM admitted)
+  INTO ids, due, single, exclusive, cut_queues, cut_names, capped;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_register(p_invocation text, p_queues text[], p_priority integer, p_until timestamp with time zone, p_jobs_done integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+BEGIN
+  INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
+  VALUES (p_invocation, p_queues, p_priority, p_until, p_jobs_done)
+  ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
+
+  -- Single-consumer queues: take or renew the queue lease (free, expired, or already ours).
+  INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
+  SELECT c.name, p_invocation, p_until
+  FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
+  ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+  WHERE l.holder = excluded.holder OR l.expires_at < now();
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_room(p_open text[], p_limit integer)

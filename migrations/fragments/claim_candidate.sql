@@ -1,5 +1,5 @@
 -- Stage 3 of the claim, the per-row condition a waiting job must meet to be picked, written once
--- for every walk that picks jobs: a queue's plain jobs (claim.sql) and an admitting partition's
+-- for every walk that picks jobs: a queue's plain jobs (claim_pick) and an admitting partition's
 -- (admission_walk, admission.sql). Placed where a function file says :CLAIM_CANDIDATE(alias),
 -- with :ROW standing for the jobs row's alias (scripts/gen-migrations.ts).
 --

@@ -1,5 +1,123 @@
--- The claim's stages that are functions of their own (see claim.sql for the order and for the
--- stages that are sections of the claim itself). Each control plugs into one stage.
+-- The claim's stages (see claim.sql for the order; claim_lease, which returns the claim's row
+-- type, is there). Each control plugs into one stage.
+
+-- Stage 0: registers or renews the drain's invocation lease until p_until, and takes or renews
+-- the leases of its single-consumer queues (free, expired, or already its own). The claim commits
+-- with the server's durability setting: a claim forgotten in a crash while its drain runs the
+-- jobs would let a second drain claim and run them at the same time.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_register(
+  p_invocation text, p_queues text[], p_priority integer, p_until timestamptz, p_jobs_done integer
+)
+RETURNS void LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+BEGIN
+  INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
+  VALUES (p_invocation, p_queues, p_priority, p_until, p_jobs_done)
+  ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
+
+  -- Single-consumer queues: take or renew the queue lease (free, expired, or already ours).
+  INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
+  SELECT c.name, p_invocation, p_until
+  FROM :SLUICE_SCHEMA.queues c
+  WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
+  ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+  WHERE l.holder = excluded.holder OR l.expires_at < now();
+END
+$fn$;
+
+-- Stage 4, picking: each open queue walked on the claim index in order, up to its room (stage 2,
+-- when p_gated), taking the jobs that meet stage 3 and that no other claim has locked, and each
+-- admitting partition's share (4b). Returns the picked jobs in claim order (their due times,
+-- whether their queue is single-consumer, their while-executing keys), the queues it stopped in
+-- before a job named in p_defer (with that job's name), and whether a partition admitted up to a
+-- cap or gave its whole share (`capped`: more may come once these settle).
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_pick(
+  p_open text[], p_limit integer, p_defer text[], p_gated boolean,
+  OUT ids bigint[], OUT due timestamptz[], OUT single boolean[], OUT exclusive text[], OUT cut_queues text[],
+  OUT cut_names text[], OUT capped boolean
+)
+LANGUAGE plpgsql
+SET jit = off
+-- Each call plans for its own arguments (queues, limit): a generic plan would not know the room.
+SET plan_cache_mode = force_custom_plan
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  WITH open AS (
+    SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(p_open, p_limit) r
+    WHERE p_gated
+    UNION ALL
+    SELECT q.name, coalesce(c.single_consumer, false), p_limit
+    FROM unnest(p_open) AS q(name) LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+    WHERE NOT p_gated
+  ), plain AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
+           NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
+           false AS more
+    FROM open
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.queue = open.name AND j.policy IS NULL
+        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
+        AND :CLAIM_CANDIDATE(j)
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT open.room
+      FOR UPDATE SKIP LOCKED
+    ) p
+    WHERE open.room > 0
+  ), admitted AS (
+    -- Stages 2b and 4b (admission_walk, in admission.sql): the jobs of admission policies'
+    -- partitions that their gates let this claim take, in turns when the policy is fair.
+    SELECT w.id, w.run_at, w.priority, w.exclusive_key, w.name, w.queue, open.single_consumer, w.policy,
+           w.partition_key, w.turn, w.global_room, w.more
+    FROM :SLUICE_SCHEMA.admission_walk(p_open, p_limit) w
+    JOIN open ON open.name = w.queue
+    WHERE p_gated
+  ), ranked AS (
+    -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
+    SELECT c.*,
+           row_number() OVER (PARTITION BY c.queue ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_queue,
+           row_number() OVER (PARTITION BY c.policy ORDER BY c.turn, c.priority, c.run_at, c.id) AS in_policy
+    FROM (SELECT * FROM plain UNION ALL SELECT * FROM admitted) c
+  ), candidates AS (
+    SELECT r.queue, r.name, r.id, r.run_at, r.priority, r.exclusive_key, r.single_consumer, r.turn
+    FROM ranked r JOIN open ON open.name = r.queue
+    WHERE p_gated AND r.in_queue <= open.room
+      AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
+    UNION ALL
+    -- Without gates a queue's walk stops at its room already: every plain job is a candidate.
+    SELECT p.queue, p.name, p.id, p.run_at, p.priority, p.exclusive_key, p.single_consumer, p.turn
+    FROM plain p
+    WHERE NOT p_gated
+  ), cut AS (
+    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
+    -- everything behind it in that queue stay where they are, in order, for a drain with time.
+    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
+    FROM candidates c
+    WHERE c.name = ANY (p_defer)
+    ORDER BY c.queue, c.priority, c.run_at, c.id
+  ), picked AS (
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.turn
+    FROM candidates c
+    LEFT JOIN cut ON cut.queue = c.queue
+    WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
+    ORDER BY c.turn, c.priority, c.run_at, c.id
+    LIMIT p_limit
+  )
+  SELECT (SELECT array_agg(id ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY turn, priority, run_at, id) FROM picked),
+         (SELECT array_agg(queue ORDER BY queue) FROM cut),
+         (SELECT array_agg(name ORDER BY queue) FROM cut),
+         -- A partition that admitted up to a cap on running jobs may admit more once they settle;
+         -- one that gave its whole share may have more to give now.
+         (SELECT bool_or(more) FROM admitted)
+  INTO ids, due, single, exclusive, cut_queues, cut_names, capped;
+END
+$fn$;
 
 -- Stage 1: the queues this drain may serve now: not paused, breaker closed, not held, not served
 -- by a higher-priority drain, single-consumer queues only with their lease (taken in claim).

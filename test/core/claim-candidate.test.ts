@@ -48,22 +48,22 @@ test('a condition added to the fragment holds back plain and admitted jobs alike
   )
   // The generated files are these sources with the fragment as it is.
   expect((await functionSources()).map((f) => f.hash)).toEqual(functions.map((f) => f.hash))
-  // Both walks carry the added condition: the plain one in claim, the admitted one in admission_walk.
-  for (const file of ['claim', 'admission']) {
+  // Both walks carry the added condition: the plain one in claim_pick, the admitted one in admission_walk.
+  for (const file of ['claim_stages', 'admission']) {
     const text = sources.find((f) => f.name === file)!.statements.join('\n')
     expect(text, file).toContain("j.name NOT LIKE 'held-%'")
   }
 
   const db = fromPg(t.admin)
   const changed = await migrate(db, t.schema, migrations, sources)
-  expect(changed.functions).toEqual(['admission', 'claim'])
+  expect(changed.functions).toEqual(['admission', 'claim_stages'])
   for (const one of jobs) await t.sluice.enqueue(one, { account: 'acme' })
   const first = await t.sluice.drain({ queues: ['plain', 'admitted'] })
   expect(first).toMatchObject({ completed: 2 })
   expect(await waiting()).toEqual(['held-admitted', 'held-plain'])
 
   // The fragment as it is: the held jobs are picked again, by both walks.
-  expect((await migrate(db, t.schema, migrations, functions)).functions).toEqual(['admission', 'claim'])
+  expect((await migrate(db, t.schema, migrations, functions)).functions).toEqual(['admission', 'claim_stages'])
   const second = await t.sluice.drain({ queues: ['plain', 'admitted'] })
   expect(second).toMatchObject({ completed: 2 })
   expect(await waiting()).toEqual([])

@@ -1,0 +1,153 @@
+/**
+ * The claim's own stages (claim_register, claim_pick in claim_stages.sql; claim_lease in
+ * claim.sql), each called alone on seeded rows with its named parameters. test/sql/claim.test.ts
+ * covers them composed by claim().
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type SqlSchema, sqlSchema } from '../helpers/sql-level.js'
+
+let s: SqlSchema
+beforeEach(async () => {
+  s = await sqlSchema()
+})
+afterEach(async (context) => {
+  await s.cleanup(context)
+})
+
+const INV = 'drn_stages'
+
+describe('claim_register', () => {
+  const register = (invocation: string, queues: string[], untilMs = 30_000) =>
+    s.sql(
+      `SELECT $t.claim_register(p_invocation => $1, p_queues => $2::text[], p_priority => 0,
+         p_until => now() + $3 * interval '1 millisecond', p_jobs_done => 7)`,
+      [invocation, queues, untilMs],
+    )
+
+  it('registers the invocation, then renews it', async () => {
+    await register(INV, ['a'], 1_000)
+    await register(INV, ['a'], 60_000)
+    const rows = await s.sql<{ id: string; jobs_done: number; left_s: number }>(
+      'SELECT id, jobs_done, extract(epoch FROM expires_at - now())::float8 AS left_s FROM $t.invocations',
+    )
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({ id: INV, jobs_done: 7 })
+    expect(rows[0]!.left_s).toBeGreaterThan(50)
+  })
+
+  it("takes a single-consumer queue's lease when it is free or run out, never another's live one", async () => {
+    await s.rows.queue({ name: 'serial', singleConsumer: true })
+    await s.rows.queue({ name: 'taken', singleConsumer: true })
+    await s.rows.queue({ name: 'stale', singleConsumer: true })
+    await s.rows.queueLease({ queue: 'taken', holder: 'drn_other', expiresInMs: 60_000 })
+    await s.rows.queueLease({ queue: 'stale', holder: 'drn_gone', expiresInMs: -1_000 })
+    await register(INV, ['serial', 'taken', 'stale'])
+    expect(await s.sql('SELECT queue, holder FROM $t.queue_leases ORDER BY queue')).toEqual([
+      { queue: 'serial', holder: INV },
+      { queue: 'stale', holder: INV },
+      { queue: 'taken', holder: 'drn_other' },
+    ])
+  })
+})
+
+describe('claim_pick', () => {
+  const pick = (open: string[], limit: number, defer: string[] = []) =>
+    s
+      .sql<{
+        ids: string[] | null
+        cut_queues: string[] | null
+        cut_names: string[] | null
+        capped: boolean | null
+      }>(
+        `SELECT ids::text[] AS ids, cut_queues, cut_names, capped
+         FROM $t.claim_pick(p_open => $1::text[], p_limit => $2, p_defer => $3::text[], p_gated => false)`,
+        [open, limit, defer],
+      )
+      .then((rows) => rows[0]!)
+
+  it('picks due jobs in claim order up to the limit, and nothing it may not take', async () => {
+    const late = await s.rows.ready({ queue: 'a', priority: 10, dueInMs: -1_000 })
+    const first = await s.rows.ready({ queue: 'a', priority: 5, dueInMs: -1_000 })
+    const early = await s.rows.ready({ queue: 'a', priority: 10, dueInMs: -5_000 })
+    await s.rows.scheduled({ queue: 'a', priority: 0 })
+    await s.rows.leased(INV, { queue: 'a', priority: 0 })
+    await s.rows.ready({ queue: 'closed' })
+    expect(await pick(['a'], 2)).toMatchObject({ ids: [first.id, early.id], cut_queues: null })
+    expect((await pick(['a'], 10)).ids).toEqual([first.id, early.id, late.id])
+  })
+
+  it('skips rows another claim holds, and stops in a queue before a job it must defer', async () => {
+    const held = await s.rows.ready({ queue: 'a', name: 'quick', priority: 1 })
+    const next = await s.rows.ready({ queue: 'a', name: 'quick', priority: 2 })
+    await s.rows.ready({ queue: 'a', name: 'slow', priority: 3 })
+    await s.rows.ready({ queue: 'a', name: 'quick', priority: 4 })
+    const other = await s.pool.connect()
+    try {
+      await other.query('BEGIN')
+      await other.query(`SELECT 1 FROM ${s.t}.jobs WHERE id = $1 FOR UPDATE`, [held.id])
+      expect(await pick(['a'], 10, ['slow'])).toMatchObject({
+        ids: [next.id],
+        cut_queues: ['a'],
+        cut_names: ['slow'],
+      })
+    } finally {
+      await other.query('ROLLBACK')
+      other.release()
+    }
+  })
+})
+
+describe('claim_lease', () => {
+  it('leases the picked jobs but the skipped ones, counting their attempt; returns the claim rows', async () => {
+    const a = await s.rows.ready({ queue: 'q', attempts: 1 })
+    const b = await s.rows.ready({ queue: 'q' })
+    const skipped = await s.rows.ready({ queue: 'q' })
+    const due = new Date(Date.now() - 2_000)
+    const rows = await s.sql<{
+      id: string
+      attempts: number
+      more: boolean
+      due_at: Date
+      in_order: boolean
+    }>(
+      `SELECT id, attempts, more, due_at, in_order FROM $t.claim_lease(
+         p_ids => $1::bigint[], p_due => $2::timestamptz[], p_single => $3::boolean[], p_skip => $4::bigint[],
+         p_until => now() + interval '30 seconds', p_invocation => $5, p_more => true)
+       ORDER BY id`,
+      [[a.id, b.id, skipped.id], [due, due, due], [false, true, false], [skipped.id], INV],
+    )
+    expect(rows.map(({ id, attempts, more, in_order }) => ({ id, attempts, more, in_order }))).toEqual([
+      { id: a.id, attempts: 2, more: true, in_order: false },
+      { id: b.id, attempts: 1, more: true, in_order: true },
+    ])
+    expect(rows[0]!.due_at.getTime()).toBe(due.getTime())
+    const jobs = await s.sql<{
+      id: string
+      leased_by: string | null
+      started: boolean
+      lease_s: number | null
+    }>(
+      `SELECT id::text, leased_by, started_at IS NOT NULL AS started,
+              CASE WHEN lease_token IS NOT NULL THEN extract(epoch FROM run_at - now())::float8 END AS lease_s
+       FROM $t.jobs ORDER BY id`,
+    )
+    expect(jobs.map(({ id, leased_by, started }) => ({ id, leased_by, started }))).toEqual([
+      { id: a.id, leased_by: INV, started: true },
+      { id: b.id, leased_by: INV, started: true },
+      { id: skipped.id, leased_by: null, started: false },
+    ])
+    expect(jobs[0]!.lease_s).toBeGreaterThan(25)
+  })
+
+  it("charges an admitted job's partition a token", async () => {
+    await s.rows.partition({ policy: 'send', partitionKey: 'acme', queue: 'q', rate: 5, burst: 5, tokens: 5 })
+    const job = await s.rows.ready({ queue: 'q', name: 'send', policy: 'send', partitionKey: 'acme' })
+    await s.sql(
+      `SELECT * FROM $t.claim_lease($1::bigint[], ARRAY[now()], ARRAY[false], '{}', now() + interval '30 seconds', $2, false)`,
+      [[job.id], INV],
+    )
+    const [p] = await s.sql<{ tokens: number }>(`SELECT tokens::float8 AS tokens FROM $t.partitions`)
+    expect(p!.tokens).toBeGreaterThanOrEqual(4)
+    expect(p!.tokens).toBeLessThan(4.5)
+  })
+})
