@@ -10,11 +10,11 @@
  */
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { z } from 'zod'
 import { fromPg } from '../src/db/pg.js'
-import { createSluice, defineJob } from '../src/index.js'
+import { createSluice } from '../src/index.js'
 import { migrate } from '../src/migrate/run.js'
 import { claim } from '../src/sql/claim.js'
+import { governedJob, plainJob } from './lib/admission-jobs.js'
 
 const { values } = parseArgs({
   options: {
@@ -96,20 +96,8 @@ async function claimLatency(partitions: number | null): Promise<{ p50: number; p
 }
 
 async function throughput(): Promise<{ plain: number[]; policy: number[] }> {
-  const input = z.object({ n: z.number() })
-  const plain = defineJob({ name: 'plain', queue: 'plain', input, run: () => {} })
-  const governed = defineJob({
-    name: 'governed',
-    queue: 'governed',
-    input,
-    admission: {
-      partition: (i) => `tenant-${i.n % 100}`,
-      concurrency: { max: 50 },
-      throttle: { rate: 100_000, per: 1_000 },
-      fair: true,
-    },
-    run: () => {},
-  })
+  const plain = plainJob
+  const governed = governedJob
   const jobs = Number(values.jobs)
   const result = { plain: [] as number[], policy: [] as number[] }
   for (let round = 0; round < Number(values.rounds); round++) {

@@ -9,8 +9,8 @@
  */
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import * as z from 'zod'
-import { createSluice, defineJob, fromPg } from '../src/index.js'
+import { createSluice, fromPg } from '../src/index.js'
+import { governedJob, plainJob } from './lib/admission-jobs.js'
 
 const { values } = parseArgs({
   options: {
@@ -23,22 +23,7 @@ const url = process.env.DATABASE_URL
 if (!url) throw new Error('DATABASE_URL is required')
 const jobs = Number(values.jobs)
 const batch = Number(values.batch)
-const input = z.object({ n: z.number() })
-const job =
-  values.kind === 'plain'
-    ? defineJob({ name: 'plain', queue: 'plain', input, run: () => {} })
-    : defineJob({
-        name: 'governed',
-        queue: 'governed',
-        input,
-        admission: {
-          partition: (i) => `tenant-${i.n % 100}`,
-          concurrency: { max: 50 },
-          throttle: { rate: 100_000, per: 1_000 },
-          fair: true,
-        },
-        run: () => {},
-      })
+const job = values.kind === 'plain' ? plainJob : governedJob
 const schema = `stages_${Date.now().toString(36)}`
 const pool = new pg.Pool({ connectionString: url, max: 4, options: '-c track_functions=all' })
 // Enqueued by a Sluice of its own, whose sessions are not counted.

@@ -10,12 +10,11 @@
 import { type Context, Hono } from 'hono'
 import { handle } from 'hono/vercel'
 import * as z from 'zod'
-import { ConfigError, toIssues } from '../errors.js'
+import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
-import { type DrainAppOptions, drainApp, maintainApp } from '../http/drain-app.js'
+import { type DrainAppOptions, drainApp, maintainApp, validAppOptions } from '../http/drain-app.js'
 import { defaultReporter, notFound, onError } from '../http/errors.js'
 import type { Sluice } from '../sluice.js'
-import { ONCE } from '../validate.js'
 import { seeWakeupsOut, vercelWaitUntil } from './wait-until.js'
 
 export { seeWakeupsOut, vercelWaitUntil, type WaitUntil, waitUntil } from './wait-until.js'
@@ -62,13 +61,7 @@ function processEnv(): Record<string, string | undefined> {
 }
 
 function checkOptions(options: object, what: string): void {
-  const parsed = optionsSchema.safeParse(options, ONCE)
-  if (parsed.success) return
-  const first = parsed.error.issues[0]
-  throw new ConfigError(
-    `Invalid ${what} options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
-    toIssues(parsed.error.issues),
-  )
+  validAppOptions(optionsSchema, options, what)
 }
 
 /** The function's limit, ms: the option, else SLUICE_MAX_DURATION_MS, else 60 s, read at the first request. */
