@@ -198,7 +198,11 @@ function settleParts(t: string, p: SettleParams): { cte: string; call: string; v
     [SETTLE_COLUMNS.settle_failures, encodeFailures(p.failures)],
     [SETTLE_COLUMNS.settle_hand_backs, encodeHandBacks(p.handBacks)],
   ] as const
-  for (const [columns, arrays] of lists) columns.forEach((c, i) => bind(c.param, c.type, arrays[i]))
+  for (const [columns, arrays] of lists) {
+    columns.forEach((c, i) => {
+      bind(c.param, c.type, arrays[i])
+    })
+  }
   bind('p_invocation', 'text', p.finish?.invocationId ?? null)
   bind('p_finish', 'boolean', p.finish !== undefined)
   bind('p_queues', 'text[]', p.finish?.queues ?? [])

@@ -63,7 +63,10 @@ test('a condition added to the fragment holds back plain and admitted jobs alike
   expect(await waiting()).toEqual(['held-admitted', 'held-plain'])
 
   // The fragment as it is: the held jobs are picked again, by both walks.
-  expect((await migrate(db, t.schema, migrations, functions)).functions).toEqual(['admission', 'claim_stages'])
+  expect((await migrate(db, t.schema, migrations, functions)).functions).toEqual([
+    'admission',
+    'claim_stages',
+  ])
   const second = await t.sluice.drain({ queues: ['plain', 'admitted'] })
   expect(second).toMatchObject({ completed: 2 })
   expect(await waiting()).toEqual([])
