@@ -1966,8 +1966,10 @@ BEGIN
   SELECT count(*)::integer,
          coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]'),
+         -- Only an adaptive policy's jobs carry their lag, and only such a partition has anything
+         -- to update (admission_settled).
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, true, lag, NULL))
-                  FILTER (WHERE policy IS NOT NULL), '[]')
+                  FILTER (WHERE policy IS NOT NULL AND lag IS NOT NULL), '[]')
   INTO n, released, outcomes, admission
   FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
 END
@@ -2025,7 +2027,7 @@ BEGIN
          coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
-                  FILTER (WHERE policy IS NOT NULL), '[]')
+                  FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]')
   INTO dead, released, v_dead_out, v_dead_adm
   FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
@@ -2063,7 +2065,7 @@ BEGIN
   )
   SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
-                  FILTER (WHERE policy IS NOT NULL), '[]')
+                  FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]')
   INTO retried, v_retry_out, v_retry_adm
   FROM again;
   outcomes := v_dead_out || v_retry_out;

@@ -135,6 +135,13 @@ function failed(
   return { kind: 'failed', failure, willRetry: !final, error }
 }
 
+/** Whether the job's admission policy adapts its cap to the lag from claim to start. */
+function adaptive(job: AnyJob | undefined): boolean {
+  // A job's policy as defined (`adaptive`), or a subscriber's as stored (`adaptive_min`).
+  const policy = job?.admission as { adaptive?: unknown; adaptive_min?: unknown } | undefined
+  return policy !== undefined && (policy.adaptive !== undefined || (policy.adaptive_min ?? null) !== null)
+}
+
 /**
  * Runs one claimed job to an outcome. Never throws: whatever the handler or a hook
  * does, the job ends completed, expired or failed (and so retried or dead-lettered).
@@ -156,7 +163,10 @@ export async function execute(
   const hooks = options.hooks
   const started = Date.now()
   const waitMs = Math.max(0, started - row.due_at.getTime())
-  const lagMs = options.claimedAt === undefined ? null : Math.max(0, started - options.claimedAt)
+  // Only an adaptive policy reads the lag (its cap follows it): for any other job the settle
+  // then builds nothing for admission.
+  const lagMs =
+    options.claimedAt === undefined || !adaptive(job) ? null : Math.max(0, started - options.claimedAt)
   if (!job) {
     // Deployed code may not know this job yet (or any more): retry on the default schedule.
     return failed(

@@ -60,6 +60,28 @@ describe('settle_complete', () => {
   })
 })
 
+describe("settle_complete's admission records", () => {
+  it("are built only for jobs that carry their lag (adaptive policies'): nothing else reads them", async () => {
+    const policyJob = () =>
+      s.rows.leased(INV, { queue: 'q', name: 'send', policy: 'send', partitionKey: 'acme' })
+    const [a, b] = [await policyJob(), await policyJob()]
+    const [out] = await s.sql<{ admission: { lag_ms: number | null }[] }>(
+      `SELECT admission FROM $t.settle_complete($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[],
+         $6::bigint[])`,
+      [
+        [a.id, b.id],
+        [a.token, b.token],
+        ['completed', 'completed'],
+        [5, 5],
+        [0, 0],
+        [null, 40],
+      ],
+    )
+    expect(out!.admission).toMatchObject([{ lag_ms: 40 }])
+    expect(out!.admission).toHaveLength(1)
+  })
+})
+
 describe('settle_fail', () => {
   const failArgs = (ids: string[], tokens: (string | null)[], finals: boolean[]) => [
     ids,

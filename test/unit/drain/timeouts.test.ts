@@ -172,3 +172,30 @@ describe('execute on a shared timer', () => {
     })
   })
 })
+
+describe("execute's lag from claim to start", () => {
+  it('is sent for a job whose admission policy adapts to it, and for no other', async () => {
+    const run = () => {}
+    const plain = defineJob({ name: 'plain', input: z.object({}), run })
+    const capped = defineJob({
+      name: 'capped',
+      input: z.object({}),
+      admission: { partition: () => 'p', concurrency: { max: 2 } },
+      run,
+    })
+    const adapting = defineJob({
+      name: 'adapting',
+      input: z.object({}),
+      admission: { partition: () => 'p', adaptive: { min: 1, max: 4 } },
+      run,
+    })
+    const options = { hooks: new HookRunner([]), deadline: Date.now() + 60_000, claimedAt: Date.now() - 50 }
+    const lag = async (job: typeof plain | typeof capped | typeof adapting) => {
+      const outcome = await execute({ ...row(1), name: job.name, payload: {} }, job, options)
+      return outcome.kind === 'completed' ? outcome.completion.lagMs : 'not completed'
+    }
+    expect(await lag(plain)).toBeNull()
+    expect(await lag(capped)).toBeNull()
+    expect(await lag(adapting)).toBeGreaterThanOrEqual(50)
+  })
+})
