@@ -629,6 +629,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit 
  SET jit TO 'off'
  SET enable_sort TO 'off'
  SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'auto'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -765,10 +766,14 @@ $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_walk(p_open text[], p_limit integer)
  RETURNS TABLE(id bigint, run_at timestamp with time zone, priority smallint, exclusive_key text, name text, queue text, policy text, partition_key text, turn bigint, global_room integer, more boolean)
- LANGUAGE sql
+ LANGUAGE plpgsql
  ROWS 64
  SET jit TO 'off'
+ SET plan_cache_mode TO 'auto'
 AS $function$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   WITH admitting AS (
     SELECT a.*,
            least(a.room, greatest(coalesce(a.quantum, 1),
@@ -795,7 +800,8 @@ AND (j.exclusive_key IS NULL OR NOT EXISTS (
     LIMIT a.take
     FOR UPDATE SKIP LOCKED
   ) x
-  WHERE a.take > 0
+  WHERE a.take > 0;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.after_end(p_ended jsonb)
@@ -1000,10 +1006,12 @@ $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_eligible(p_queues text[], p_invocation text, p_priority integer)
  RETURNS text[]
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
+ SET jit TO 'off'
 AS $function$
-  SELECT coalesce(array_agg(q.name), '{}')
+BEGIN
+  RETURN (SELECT coalesce(array_agg(q.name), '{}')
   FROM unnest(p_queues) AS q(name)
   LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
   -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
@@ -1018,16 +1026,20 @@ AS $function$
   AND NOT EXISTS (
     SELECT 1 FROM :SLUICE_SCHEMA.invocations o
     WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
-  )
+  ));
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_gated(p_open text[])
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
+ SET jit TO 'off'
 AS $function$
-  SELECT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
-      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open))
+BEGIN
+  RETURN EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
+      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open));
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_lease(p_ids bigint[], p_due timestamp with time zone[], p_single boolean[], p_skip bigint[], p_until timestamp with time zone, p_invocation text, p_more boolean)
@@ -1176,6 +1188,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_room(p_open text[], p_limit inte
  LANGUAGE plpgsql
  ROWS 4
  SET jit TO 'off'
+ SET plan_cache_mode TO 'auto'
 AS $function$
 BEGIN
   PERFORM 1 FROM :SLUICE_SCHEMA.queues c

@@ -55,6 +55,9 @@ SET jit = off
 -- sort all of a queue's partitions on every claim.
 SET enable_sort = off
 SET enable_seqscan = off
+-- Its plans are cached like any function's, not re-planned on every call as the claim's pick
+-- (whose setting it would otherwise inherit) must be: planning them cost more than running them.
+SET plan_cache_mode = auto
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -147,10 +150,16 @@ RETURNS TABLE (
   id bigint, run_at timestamptz, priority smallint, exclusive_key text, name text, queue text, policy text,
   partition_key text, turn bigint, global_room integer, more boolean
 )
-LANGUAGE sql
+LANGUAGE plpgsql
 ROWS 64
 SET jit = off
+-- A function of its own (not inlined): its plan is cached, where a LANGUAGE sql one is planned on
+-- every call; and not re-planned for each claim (the pick's setting, inherited otherwise).
+SET plan_cache_mode = auto
 AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   WITH admitting AS (
     SELECT a.*,
            least(a.room, greatest(coalesce(a.quantum, 1),
@@ -174,7 +183,8 @@ AS $fn$
     LIMIT a.take
     FOR UPDATE SKIP LOCKED
   ) x
-  WHERE a.take > 0
+  WHERE a.take > 0;
+END
 $fn$;
 
 -- After the claim: each admitting partition pays a token per admitted job and goes to the back

@@ -122,9 +122,13 @@ $fn$;
 -- Stage 1: the queues this drain may serve now: not paused, breaker closed, not held, not served
 -- by a higher-priority drain, single-consumer queues only with their lease (taken in claim).
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_eligible(p_queues text[], p_invocation text, p_priority integer)
-RETURNS text[] LANGUAGE sql STABLE
+RETURNS text[] LANGUAGE plpgsql STABLE
+SET jit = off
+-- plpgsql, so that its plan is cached: a LANGUAGE sql function called from the claim (not inlined)
+-- is planned on every call.
 AS $fn$
-  SELECT coalesce(array_agg(q.name), '{}')
+BEGIN
+  RETURN (SELECT coalesce(array_agg(q.name), '{}')
   FROM unnest(p_queues) AS q(name)
   LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
   -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
@@ -139,7 +143,8 @@ AS $fn$
   AND NOT EXISTS (
     SELECT 1 FROM :SLUICE_SCHEMA.invocations o
     WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
-  )
+  ));
+END
 $fn$;
 
 -- Stage 2: the room each eligible queue has in this claim: p_limit, or less under a global cap.
@@ -151,6 +156,9 @@ LANGUAGE plpgsql
 -- A drain serves a few queues: the planner's default guess of 1000 rows would mislead it.
 ROWS 4
 SET jit = off
+-- Its plans are cached, not re-planned on every call as the pick's (whose setting it would
+-- otherwise inherit) must be.
+SET plan_cache_mode = auto
 AS $fn$
 BEGIN
   PERFORM 1 FROM :SLUICE_SCHEMA.queues c
@@ -175,10 +183,14 @@ $fn$;
 -- partitions. When none has, each queue's room is the claim's limit and nothing is admitted, so
 -- the claim skips both. A new gate in claim_room must be named here too.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_gated(p_open text[])
-RETURNS boolean LANGUAGE sql STABLE
+RETURNS boolean LANGUAGE plpgsql STABLE
+SET jit = off
+-- plpgsql, so that its plan is cached (see claim_eligible).
 AS $fn$
-  SELECT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
-      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open))
+BEGIN
+  RETURN EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
+      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open));
+END
 $fn$;
 
 -- Stage 5: while-executing keys. A picked job runs only if it takes its key's lock (free, expired
