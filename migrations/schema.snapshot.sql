@@ -1450,6 +1450,25 @@ AS $function$
   SELECT jsonb_path_query_array(p_errors || jsonb_build_array(p_error), '$[last - 9 to last]')
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.event_partition(p_admission jsonb, p_payload jsonb, p_headers jsonb)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT CASE WHEN p_admission IS NOT NULL THEN coalesce(
+    p_payload #>> string_to_array(p_admission->>'partition_path', '.'),
+    p_headers ->> (p_admission->>'partition_header'), '') END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.event_trace_context(p_headers jsonb)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT CASE WHEN p_headers->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+              THEN p_headers->>'traceparent' || coalesce(' ' || nullif(p_headers->>'tracestate', ''), '') END
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.fire_batch_callbacks(p_batches bigint[])
  RETURNS void
  LANGUAGE sql
@@ -1614,9 +1633,7 @@ AS $function$
     -- The first of several events with one id in the same call wins, as a second call would lose.
     SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
            nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id, s.admission AS adm,
-           CASE WHEN s.admission IS NOT NULL THEN coalesce(
-             ev.p #>> string_to_array(s.admission->>'partition_path', '.'),
-             ev.h ->> (s.admission->>'partition_header'), '') END AS part
+           :SLUICE_SCHEMA.event_partition(s.admission, ev.p, ev.h) AS part
     FROM ev
     JOIN :SLUICE_SCHEMA.subscriptions s ON ('.' || ev.t) ~ s.regex AND s.created_at <= ev.at
     ORDER BY ev.i, s.name, ev.o
@@ -1638,8 +1655,7 @@ AS $function$
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
            m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
            CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part,
-           CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
-                THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
+           :SLUICE_SCHEMA.event_trace_context(m.h)
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )

@@ -22,6 +22,26 @@ $fn$;
 -- and the partition's row written as an enqueue writes it. A job's trace context is the event's
 -- `traceparent` header (with its `tracestate`, if any) when it has a well-formed one, so that a
 -- subscriber's run continues the trace that published the event. Returns the jobs written per queue.
+-- A subscriber job's admission partition, from its subscription's admission record: the event
+-- payload's field at `partition_path`, else the header `partition_header`, else ''. Null when the
+-- subscription has no policy. Publish and replay both place jobs with it.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.event_partition(p_admission jsonb, p_payload jsonb, p_headers jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $fn$
+  SELECT CASE WHEN p_admission IS NOT NULL THEN coalesce(
+    p_payload #>> string_to_array(p_admission->>'partition_path', '.'),
+    p_headers ->> (p_admission->>'partition_header'), '') END
+$fn$;
+
+-- A subscriber job's W3C trace context, from its event's `traceparent` (and `tracestate`)
+-- headers; null when there is no well-formed traceparent.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.event_trace_context(p_headers jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $fn$
+  SELECT CASE WHEN p_headers->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+              THEN p_headers->>'traceparent' || coalesce(' ' || nullif(p_headers->>'tracestate', ''), '') END
+$fn$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
 RETURNS TABLE (queue text, jobs integer)
 LANGUAGE sql
@@ -35,9 +55,7 @@ AS $fn$
     -- The first of several events with one id in the same call wins, as a second call would lose.
     SELECT DISTINCT ON (ev.i, s.name) ev.i, ev.t, ev.p, ev.h, ev.at, ev.d, s.name, s.queue, s.priority, s.max_attempts,
            nextval(pg_get_serial_sequence(':SLUICE_SCHEMA.jobs', 'id')) AS job_id, s.admission AS adm,
-           CASE WHEN s.admission IS NOT NULL THEN coalesce(
-             ev.p #>> string_to_array(s.admission->>'partition_path', '.'),
-             ev.h ->> (s.admission->>'partition_header'), '') END AS part
+           :SLUICE_SCHEMA.event_partition(s.admission, ev.p, ev.h) AS part
     FROM ev
     JOIN :SLUICE_SCHEMA.subscriptions s ON ('.' || ev.t) ~ s.regex AND s.created_at <= ev.at
     ORDER BY ev.i, s.name, ev.o
@@ -59,8 +77,7 @@ AS $fn$
            jsonb_build_object('topic', m.t, 'eventId', m.i, 'payload', m.p, 'headers', m.h, 'publishedAt', m.at),
            m.priority, m.max_attempts, greatest(now(), m.at + m.d * interval '1 millisecond'),
            CASE WHEN m.adm IS NOT NULL THEN m.name END, m.part,
-           CASE WHEN m.h->>'traceparent' ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
-                THEN m.h->>'traceparent' || coalesce(' ' || nullif(m.h->>'tracestate', ''), '') END
+           :SLUICE_SCHEMA.event_trace_context(m.h)
     FROM matched m JOIN fresh f ON f.job_id = m.job_id
     RETURNING queue
   )

@@ -74,3 +74,39 @@ test("a subscriber's policy is validated at definition", () => {
     }),
   ).toThrow(ConfigError)
 })
+
+test('a replayed dead letter of a subscriber with a policy comes back under its policy, partition and trace', async () => {
+  let fail = true
+  const ran: string[] = []
+  const charge = defineSubscriber({
+    name: 'charge-account',
+    topic: 'orders.*',
+    retry: { maxAttempts: 1 },
+    input: z.object({ account: z.string() }),
+    admission: { partition: { path: 'account' }, concurrency: { max: 1 } },
+    run: (payload) => {
+      if (fail) throw new Error('card declined')
+      ran.push(payload.account)
+    },
+  })
+  env = await makeSluice({ subscribers: [charge] })
+  const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+  await env.sluice.publish(
+    'orders.created',
+    { account: 'acme' },
+    { eventId: 'e-1', headers: { traceparent } },
+  )
+  expect(await env.sluice.drain()).toMatchObject({ deadLettered: 1 })
+  // Maintenance may have pruned the idle partition meanwhile: replay brings it back too.
+  await env.sql(`DELETE FROM $schema.partitions`)
+  fail = false
+  expect(await env.sluice.replay('e-1')).toHaveLength(1)
+  expect(await env.sql('SELECT policy, partition_key, trace_context FROM $schema.jobs')).toEqual([
+    { policy: 'charge-account', partition_key: 'acme', trace_context: traceparent },
+  ])
+  expect(await env.sql('SELECT policy, partition_key, max_in_flight FROM $schema.partitions')).toEqual([
+    { policy: 'charge-account', partition_key: 'acme', max_in_flight: 1 },
+  ])
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(ran).toEqual(['acme'])
+})
