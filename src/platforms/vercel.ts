@@ -60,10 +60,6 @@ function processEnv(): Record<string, string | undefined> {
   return typeof process !== 'undefined' && process.env ? process.env : {}
 }
 
-function checkOptions(options: object, what: string): void {
-  validAppOptions(optionsSchema, options, what)
-}
-
 /** The function's limit, ms: the option, else SLUICE_MAX_DURATION_MS, else 60 s, read at the first request. */
 function maxDuration(explicit: number | undefined, env: Record<string, string | undefined> | undefined) {
   let ms = explicit
@@ -106,7 +102,7 @@ const remaining =
  * a Next.js app route (`app/api/[...route]/route.ts`) or a Vercel Function.
  */
 export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): VercelHandlers {
-  checkOptions(options, 'vercelHandlers')
+  validAppOptions(optionsSchema, options, 'vercelHandlers')
   const { maxDurationMs, basePath = '/api', ...appOptions } = options
   // Read at the first request: a framework's build imports this module without the environment.
   const limit = maxDuration(maxDurationMs, options.env)
@@ -131,7 +127,7 @@ export interface VercelDrainOptions extends Omit<DrainAppOptions, 'remainingMs'>
  * function's maxDuration. It bundles no admin API, OpenAPI or dashboard.
  */
 export function vercelDrain(sluice: Sluice, options: VercelDrainOptions = {}): { POST: RouteHandler } {
-  checkOptions(options, 'vercelDrain')
+  validAppOptions(optionsSchema, options, 'vercelDrain')
   const { maxDurationMs, ...appOptions } = options
   const limit = maxDuration(maxDurationMs, options.env)
   const POST = serve(appOptions.onError, (app) => {
@@ -151,7 +147,7 @@ export function vercelDrain(sluice: Sluice, options: VercelDrainOptions = {}): {
  * `Authorization: Bearer $CRON_SECRET` (GET), as `/maintain` does in vercelHandlers.
  */
 export function vercelMaintain(sluice: Sluice, options: VercelDrainOptions = {}): VercelHandlers {
-  checkOptions(options, 'vercelMaintain')
+  validAppOptions(optionsSchema, options, 'vercelMaintain')
   const { maxDurationMs: _limit, ...appOptions } = options
   const handler = serve(appOptions.onError, (app) => {
     const maintain = maintainApp(sluice, appOptions)
