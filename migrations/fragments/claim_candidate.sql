@@ -1,6 +1,6 @@
 -- Stage 3 of the claim, the per-row condition a waiting job must meet to be picked, written once
 -- for every walk that picks jobs: a queue's plain jobs (claim_pick) and an admitting partition's
--- (admission_walk, admission.sql). Placed where a function file says :CLAIM_CANDIDATE(alias),
+-- (admission_walk, admission_claim.sql). Placed where a function file says :CLAIM_CANDIDATE(alias),
 -- with :ROW standing for the jobs row's alias (scripts/gen-migrations.ts).
 --
 -- Due, with attempts left, and not waiting behind a while-executing key that another job holds.

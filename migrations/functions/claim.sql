@@ -24,11 +24,11 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 
 -- The claim is composed of stages, each a function of its own, called in this order by claim()
 -- (claim_register, claim_pick and claim_lease below; the others in claim_stages.sql and
--- admission.sql):
+-- admission_claim.sql):
 --   0. claim_register: the drain's invocation lease and its single-consumer queue leases;
 --   1. claim_eligible: which of the drain's queues it may serve now;
 --   2. claim_room: how many jobs each of them may take in this claim;
---   2b. admission_room (admission.sql, called by admission_walk): the partitions of admission
+--   2b. admission_room (admission_claim.sql, called by admission_walk): the partitions of admission
 --      policies it admits from, and the room each partition's gates leave (throttle, concurrency,
 --      adaptive cap, global cap);
 --   3. the per-row condition a waiting job must meet to be picked: one fragment of SQL
@@ -39,7 +39,7 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 --   5. claim_take_keys: locks taken after picking; a picked job that cannot take its lock is
 --      dropped, and the claim reports `more` so that the drain claims again once it settles;
 --   6. claim_lease: the picked jobs leased to the drain, their attempt counted, and (5b,
---      admission_charge in admission.sql) admitted jobs paying their partition's tokens.
+--      admission_charge in admission_claim.sql) admitted jobs paying their partition's tokens.
 -- A control plugs into one stage: a queue-level gate into 1 or 2, a per-job condition into 3, a
 -- lock or counter taken per picked job into 5 (whose dropped jobs make `more` true).
 

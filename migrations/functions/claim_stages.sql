@@ -68,7 +68,7 @@ BEGIN
     ) p
     WHERE open.room > 0
   ), admitted AS (
-    -- Stages 2b and 4b (admission_walk, in admission.sql): the jobs of admission policies'
+    -- Stages 2b and 4b (admission_walk, in admission_claim.sql): the jobs of admission policies'
     -- partitions that their gates let this claim take, in turns when the policy is fair.
     SELECT w.id, w.run_at, w.priority, w.exclusive_key, w.name, w.queue, open.single_consumer, w.policy,
            w.partition_key, w.turn, w.global_room, w.more

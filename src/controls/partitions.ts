@@ -1,7 +1,7 @@
 /**
  * The operator's controls over the partitions of admission policies (pause, resume, cap
  * override): the arguments they take, checked. The claim reads what they write
- * (migrations/functions/admission.sql): a paused partition admits nothing, and a cap override
+ * (migrations/functions/admission_claim.sql): a paused partition admits nothing, and a cap override
  * wins over the partition's concurrency and adaptive cap (0 admits nothing).
  */
 import * as z from 'zod'

@@ -1,7 +1,7 @@
 /**
  * Admission policies: the gates a job's runs pass through at claim time (throttle, concurrency,
  * global cap, fair interleave, adaptive concurrency) and its dedupe key. The claim statement
- * decides them (migrations/functions/admission.sql); this module declares and validates them and
+ * decides them (migrations/functions/admission_claim.sql, on the gates of admission.sql); this module declares and validates them and
  * computes, at enqueue, what each job stores (its partition and the numbers taken from its input).
  */
 import * as z from 'zod'

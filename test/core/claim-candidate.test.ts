@@ -49,14 +49,14 @@ test('a condition added to the fragment holds back plain and admitted jobs alike
   // The generated files are these sources with the fragment as it is.
   expect((await functionSources()).map((f) => f.hash)).toEqual(functions.map((f) => f.hash))
   // Both walks carry the added condition: the plain one in claim_pick, the admitted one in admission_walk.
-  for (const file of ['claim_stages', 'admission']) {
+  for (const file of ['claim_stages', 'admission_claim']) {
     const text = sources.find((f) => f.name === file)!.statements.join('\n')
     expect(text, file).toContain("j.name NOT LIKE 'held-%'")
   }
 
   const db = fromPg(t.admin)
   const changed = await migrate(db, t.schema, migrations, sources)
-  expect(changed.functions).toEqual(['admission', 'claim_stages'])
+  expect(changed.functions).toEqual(['admission_claim', 'claim_stages'])
   for (const one of jobs) await t.sluice.enqueue(one, { account: 'acme' })
   const first = await t.sluice.drain({ queues: ['plain', 'admitted'] })
   expect(first).toMatchObject({ completed: 2 })
@@ -64,7 +64,7 @@ test('a condition added to the fragment holds back plain and admitted jobs alike
 
   // The fragment as it is: the held jobs are picked again, by both walks.
   expect((await migrate(db, t.schema, migrations, functions)).functions).toEqual([
-    'admission',
+    'admission_claim',
     'claim_stages',
   ])
   const second = await t.sluice.drain({ queues: ['plain', 'admitted'] })

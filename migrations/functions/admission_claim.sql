@@ -1,0 +1,180 @@
+-- Admission control inside the claim (admission.sql has the gates): which partitions may admit
+-- now and how many jobs each (stage 2b), their jobs (4b), and their tokens paid (5b).
+
+-- Stage 2b: the partitions this claim admits from, with the room each has, least recently
+-- admitted first. `capped`: a cap on running jobs (the partition's or the policy's) bounds the
+-- room, so the claim reports `more`: the cap frees up as these jobs settle. Partitions another claim is deciding on are skipped (SKIP LOCKED), so a busy or
+-- throttled partition never holds a claim up; their rows stay locked to the end of the claim,
+-- which charges their tokens. A capped policy's row is locked (claims of it take turns), and the
+-- counts are read by a statement that starts after the locks are held, so they see every claim
+-- that held them before.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.admission_room(text[], integer);
+
+CREATE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit integer)
+RETURNS TABLE (
+  policy text, partition_key text, queue text, room integer, quantum integer, global_room integer, capped boolean
+)
+LANGUAGE plpgsql
+ROWS 16
+SET jit = off
+-- Partitions are visited in turn order on partitions_turn, stopping after p_limit admissible ones;
+-- the planner, which cannot know that most partitions pass the filters, would otherwise read and
+-- sort all of a queue's partitions on every claim.
+SET enable_sort = off
+SET enable_seqscan = off
+-- Its plans are cached like any function's, not re-planned on every call as the claim's pick
+-- (whose setting it would otherwise inherit) must be: planning them cost more than running them.
+SET plan_cache_mode = auto
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_policies text[];
+  v_parts text[];
+  v_queues text[];
+  v_quanta integer[];
+  v_by_tokens integer[];
+  v_caps integer[];
+BEGIN
+  PERFORM 1 FROM :SLUICE_SCHEMA.policies g
+  WHERE g.queue = ANY (p_open) AND g.global_max IS NOT NULL
+  ORDER BY g.name
+  FOR UPDATE;
+
+  -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
+  -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
+  -- A locked row is read as its latest version, so its tokens and cap are current.
+  SELECT array_agg(p.policy), array_agg(p.partition_key), array_agg(p.queue), array_agg(p.quantum),
+         array_agg(p.by_tokens), array_agg(p.cap)
+  INTO v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps
+  FROM unnest(p_open) AS q(name)
+  CROSS JOIN LATERAL (
+    SELECT p.policy, p.partition_key, p.queue, p.quantum,
+           CASE WHEN p.rate IS NULL THEN p_limit
+                ELSE floor(:SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst))::integer
+           END AS by_tokens,
+           :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
+    FROM :SLUICE_SCHEMA.partitions p
+    -- The due job is looked up per partition, the first in the admit index's order (a lateral
+    -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
+    -- job of the table, out-of-token partitions' backlogs included, on every claim.
+    CROSS JOIN LATERAL (
+      SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+        AND j.attempts < j.max_attempts
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT 1
+    ) due
+    WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+      AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+      AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+           OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
+                SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
+                WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
+                  AND a.run_at > now()))
+    ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
+    LIMIT p_limit
+    FOR UPDATE OF p SKIP LOCKED
+  ) p;
+
+  IF v_policies IS NULL THEN
+    RETURN;
+  END IF;
+
+  -- A statement that starts after the locks are held: its counts see every claim that held them before.
+  RETURN QUERY
+  WITH rooms AS (
+    SELECT l.policy, l.partition_key, l.queue, l.quantum, l.by_tokens,
+           CASE WHEN l.cap IS NULL THEN p_limit
+                ELSE greatest(0, l.cap - (
+                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+                  WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_token IS NOT NULL
+                    AND a.run_at > now())) END AS by_cap,
+           CASE WHEN g.global_max IS NULL THEN NULL
+                ELSE greatest(0, g.global_max - (
+                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
+                  WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now())) END AS by_global
+    FROM unnest(v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps)
+           AS l(policy, partition_key, queue, quantum, by_tokens, cap)
+    LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy
+  )
+  SELECT r.policy, r.partition_key, r.queue, least(p_limit, r.by_tokens, r.by_cap), r.quantum, r.by_global,
+         (r.by_cap < p_limit AND r.by_cap <= r.by_tokens) OR coalesce(r.by_global < p_limit, false)
+  FROM rooms r;
+END
+$fn$;
+
+-- Stages 2b and 4b of the claim: the partitions it admits from (admission_room) and, from each,
+-- the due jobs it may take, read and locked on the partition's admit index: a share of the claim
+-- (at least a quantum), not each partition's whole room. With fair interleave the partitions take
+-- turns: each one's first `quantum` jobs (turn 1) come before any partition's next `quantum`
+-- (turn 2), and so on; within a turn, by age. Without it, all by age. `more` is set on the rows of
+-- a partition that admitted up to a cap on running jobs (it frees as they settle) or gave its whole
+-- share (it may have more to give now): the claim then reports `more`.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.admission_walk(text[], integer);
+
+CREATE FUNCTION :SLUICE_SCHEMA.admission_walk(p_open text[], p_limit integer)
+RETURNS TABLE (
+  id bigint, run_at timestamptz, priority smallint, exclusive_key text, name text, queue text, policy text,
+  partition_key text, turn bigint, global_room integer, more boolean
+)
+LANGUAGE plpgsql
+ROWS 64
+SET jit = off
+-- A function of its own (not inlined): its plan is cached, where a LANGUAGE sql one is planned on
+-- every call; and not re-planned for each claim (the pick's setting, inherited otherwise).
+SET plan_cache_mode = auto
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  WITH admitting AS (
+    SELECT a.*,
+           least(a.room, greatest(coalesce(a.quantum, 1),
+                                  ceil(p_limit::numeric / count(*) OVER (PARTITION BY a.queue))::integer)) AS take
+    FROM :SLUICE_SCHEMA.admission_room(p_open, p_limit) a
+  )
+  SELECT x.id, x.run_at, x.priority, x.exclusive_key, x.name, a.queue, a.policy, a.partition_key,
+         CASE WHEN a.quantum IS NULL THEN 1
+              ELSE (row_number() OVER (PARTITION BY a.policy, a.partition_key ORDER BY x.priority, x.run_at, x.id)
+                    - 1) / a.quantum + 1 END,
+         a.global_room,
+         a.capped OR (a.take < a.room AND count(*) OVER (PARTITION BY a.policy, a.partition_key) >= a.take)
+  FROM admitting a
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key
+      -- Stage 3, the per-row condition, the plain walk's (migrations/fragments/claim_candidate.sql).
+      AND :CLAIM_CANDIDATE(j)
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT a.take
+    FOR UPDATE SKIP LOCKED
+  ) x
+  WHERE a.take > 0;
+END
+$fn$;
+
+-- After the claim: each admitting partition pays a token per admitted job and goes to the back
+-- of the turn order. Its row is still locked by admission_room, so nothing changed it since.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])
+RETURNS integer LANGUAGE sql
+-- A few partitions by primary key, never a scan of all of them.
+SET enable_seqscan = off
+AS $fn$
+  WITH n AS (
+    SELECT c.policy, c.partition_key, count(*)::integer AS n
+    FROM unnest(p_policies, p_parts) AS c(policy, partition_key)
+    WHERE c.policy IS NOT NULL
+    GROUP BY c.policy, c.partition_key
+  ), charged AS (
+    UPDATE :SLUICE_SCHEMA.partitions p
+    SET tokens = CASE WHEN p.rate IS NULL THEN NULL
+                      ELSE :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) - n.n END,
+        refilled_at = CASE WHEN p.rate IS NULL THEN NULL ELSE greatest(coalesce(p.refilled_at, now()), now()) END,
+        last_admitted_at = greatest(coalesce(p.last_admitted_at, now()), now())
+    FROM n
+    WHERE p.policy = n.policy AND p.partition_key = n.partition_key
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM charged
+$fn$;

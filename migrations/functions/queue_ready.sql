@@ -1,0 +1,39 @@
+-- Jobs of a queue that a drain could run now, counted up to p_cap: plain jobs due, and policy
+-- jobs due in partitions that are not paused, slowed down, out of tokens, at their cap or in a
+-- policy at its global cap (a cap frees up as the jobs running settle, and the drain running them
+-- claims again then). Each walk is ordered as its index is (ready or admit), so that it is walked
+-- on it: unordered, a limited scan of the whole table can look cheaper, and reads every job when
+-- a partition has fewer than p_cap.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
+RETURNS integer LANGUAGE sql STABLE
+AS $fn$
+  SELECT least(count(*), p_cap)::integer FROM (
+    (SELECT 1 FROM unnest(p_queues) AS q(name)
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
+       LIMIT p_cap) x
+     LIMIT p_cap)
+    UNION ALL
+    (SELECT 1 FROM :SLUICE_SCHEMA.partitions p
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+         AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
+       LIMIT p_cap) x
+     WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+            OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap)
+               > :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key))
+       -- Nor a policy at its global cap.
+       AND NOT EXISTS (
+         SELECT 1 FROM :SLUICE_SCHEMA.policies g
+         WHERE g.name = p.policy AND g.global_max IS NOT NULL AND g.global_max <= (
+           SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
+           WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()))
+     LIMIT p_cap)
+  ) r
+$fn$;
