@@ -52,7 +52,7 @@ else {
     ['seed', plan.seed],
     [
       'jobs',
-      `${f.jobs} (${f.byKind.plain} plain, ${f.byKind.keyed} keyed, ${f.byKind.limited} limited, ${f.byKind.events} events)`,
+      `${f.jobs} (${f.byKind.plain} plain, ${f.byKind.keyed} keyed, ${f.byKind.limited} limited, ${f.byKind.steps} of steps, ${f.byKind.events} events)`,
     ],
     ['drain processes', `${plan.workers} at a time, ${f.processes} started`],
     ['drain calls', `${f.drainCalls} (${f.drainCallsFailed} failed)`],
@@ -79,6 +79,9 @@ else {
     ['re-runs inside a lease', f.insideLease],
     ['dead-lettered', f.deadLettered],
     ['effects missing / duplicated', `${f.effectsMissing} / ${f.effectsDuplicated}`],
+    ['step.transaction effects not once', f.stepEffectsWrong],
+    ['completed steps run again', f.completedStepsReRun],
+    ['plain steps run twice (crash)', f.plainStepsRepeated],
     ['left leased after recovery', f.leftBehind],
     ['time', `${(f.workMs / 1000).toFixed(1)} s of work, ${(f.totalMs / 1000).toFixed(1)} s in all`],
   ]

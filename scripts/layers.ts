@@ -23,7 +23,7 @@ export const LAYERS: Layer[] = [
   { name: 'migrate', members: ['migrate/'] },
   { name: 'maintain', members: ['maintain/'] },
   { name: 'jobs', members: ['jobs/'] },
-  { name: 'controls, events, wake', members: ['controls/', 'events/', 'wake/'] },
+  { name: 'controls, events, steps, wake', members: ['controls/', 'events/', 'steps/', 'wake/'] },
   { name: 'config, drain, tracing', members: ['config.ts', 'drain/', 'tracing/'] },
   { name: 'sluice', members: ['sluice.ts', 'inspect.ts'] },
   { name: 'http', members: ['http/'] },

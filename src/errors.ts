@@ -25,6 +25,14 @@ export type ErrorCode =
   | 'SLOW_DOWN'
   /** A subscriber's event was already processed: the run ends as completed. */
   | 'ALREADY_PROCESSED'
+  /** A job's re-run called its steps in another order than the run that recorded them. */
+  | 'NON_DETERMINISM'
+  /** A step's write was refused: the run no longer holds the job's lease. */
+  | 'LEASE_LOST'
+  /** A job that ctx.invoke enqueued was dead-lettered or cancelled: the invoke throws it. */
+  | 'CHILD_FAILED'
+  /** A step's or a job's result is larger than a result may be. */
+  | 'RESULT_TOO_LARGE'
   // The CLI's own failures.
   | 'FAILED'
   | 'USAGE'

@@ -104,6 +104,14 @@ export {
 } from './jobs/define.js'
 export type { EnqueueOptions, EnqueueResult } from './jobs/enqueue.js'
 export type { EnqueueEvent, ExecutionEvent, Hooks } from './jobs/hooks.js'
+export type {
+  Duration,
+  InvokeTarget,
+  StepFunction,
+  Steps,
+  WaitedEvent,
+  WaitForEventOptions,
+} from './jobs/steps.js'
 export type { JobAttempt } from './jobs/timeline.js'
 export type {
   MaintenanceOptions,
@@ -116,11 +124,19 @@ export { createSluice, type DeadLetterQuery, type Sluice } from './sluice.js'
 export type { PartitionMetrics, PartitionRow, PolicyRow } from './sql/admission.js'
 export type { DatabaseHealth, HorizonHolder, TableHealth } from './sql/database.js'
 export type { DeadLetterRetry, DeadLetterRow, KeptDeadLetter } from './sql/dead-letters.js'
-export type { JobDetailRow, JobRow, JobState } from './sql/jobs.js'
+export type { JobDetailRow, JobResultRow, JobRow, JobState, JobStep } from './sql/jobs.js'
 export type { EventsView, Locks } from './sql/lock-views.js'
 export type { QueueMetrics, Scrape } from './sql/metrics.js'
 export type { Overview } from './sql/overview.js'
 export type { RecurringTaskRow } from './sql/recurring.js'
 export type { JobStats } from './sql/stats.js'
 export type { InvocationRow, MaintenanceRow, StatusRow } from './sql/status.js'
+export type { StepRow } from './sql/steps.js'
+export {
+  ChildJobFailedError,
+  LeaseLostError,
+  MAX_RESULT_BYTES,
+  NonDeterminismError,
+  ResultTooLargeError,
+} from './steps/errors.js'
 export type { TracerProviderLike, TracingOption } from './tracing/option.js'

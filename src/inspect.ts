@@ -17,7 +17,16 @@ import {
 } from './sql/database.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import { ping } from './sql/health.js'
-import { getJob, JOB_STATES, type JobDetailRow, type JobRow, type JobState, listJobs } from './sql/jobs.js'
+import {
+  getJob,
+  getJobResult,
+  JOB_STATES,
+  type JobDetailRow,
+  type JobResultRow,
+  type JobRow,
+  type JobState,
+  listJobs,
+} from './sql/jobs.js'
 import { type EventsView, eventsView, type Locks, locks } from './sql/lock-views.js'
 import { type QueueMetrics, queueMetrics, type Scrape, scrape } from './sql/metrics.js'
 import { OVERVIEW_LIMITS, type Overview, overview } from './sql/overview.js'
@@ -100,6 +109,12 @@ export interface Inspect {
    * enqueued, cancelled, or archived longer ago than the archive keeps jobs.
    */
   job(id: string): Promise<JobDetail | null>
+  /**
+   * A job's result: `completed` with the handler's return value, `dead` with its last error,
+   * `expired`, or `pending` / `running` while it waits or runs. Null when the job is unknown (never
+   * enqueued, cancelled, or archived longer ago than the archive keeps jobs).
+   */
+  result(id: string): Promise<JobResultRow | null>
   /**
    * Every admission policy: its queue, global cap, partitions (how many, how many paused) and
    * its jobs waiting (counted up to 10,000) and running.
@@ -225,6 +240,10 @@ export function inspectApi(
         limit,
       }
       return (await (await db()).query<JobRow>(listJobs(t, filter))).rows
+    },
+    async result(id) {
+      const { rows } = await (await db()).query<JobResultRow>(getJobResult(t, parseJobId(id)))
+      return rows[0] ?? null
     },
     async job(id) {
       const { rows } = await (await db()).query<JobDetailRow>(getJob(t, parseJobId(id)))

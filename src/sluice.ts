@@ -40,6 +40,7 @@ import {
   requeueDeadLetters,
 } from './sql/dead-letters.js'
 import type { NewJob } from './sql/enqueue.js'
+import type { JobResultRow } from './sql/jobs.js'
 import type { QueueMetrics } from './sql/metrics.js'
 import type { QueueStateRow } from './sql/queues.js'
 import type { RecurringRun } from './sql/recurring.js'
@@ -81,6 +82,8 @@ export interface Sluice extends ControlsApi, EventsApi {
   queueStates(): Promise<QueueStateRow[]>
   /** The same as `inspect.batch(id)`. */
   getBatch(id: string): Promise<BatchRow | null>
+  /** The same as `inspect.result(id)`: a job's result, or where it stands. */
+  result(id: string): Promise<JobResultRow | null>
   /** The same as `inspect.stats(query)`. */
   stats(query?: StatsQuery): Promise<JobStats>
   /** The same as `inspect.recurringRuns(task, limit)`. */
@@ -269,6 +272,7 @@ export function createSluice(options: SluiceOptions): Sluice {
     metrics: () => inspect.queues(),
     queueStates: () => inspect.queueStates(),
     getBatch: (id) => inspect.batch(id),
+    result: (id) => inspect.result(id),
     stats: (query) => inspect.stats(query),
     recurringRuns: (task, limit) => inspect.recurringRuns(task, limit),
     deadLetters: {

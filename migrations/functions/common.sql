@@ -34,3 +34,14 @@ AS $fn$
     job_id bigint, concurrency_key text, lock_key text, batch_id bigint, succeeded boolean
   )
 $fn$;
+
+-- What steps_children_ended needs to know of a job that a parent's ctx.invoke enqueued and that
+-- ended: the parent, whether it completed, and its result or its last error (steps.sql).
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.child_end(
+  p_id bigint, p_parent_id bigint, p_ok boolean, p_result jsonb, p_error jsonb
+)
+RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $fn$
+  SELECT jsonb_build_object('child_id', p_id, 'parent_id', p_parent_id, 'ok', p_ok, 'result', p_result,
+                            'error', p_error)
+$fn$;

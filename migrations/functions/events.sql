@@ -14,7 +14,8 @@ AS $fn$
   )) WITH ORDINALITY AS e(event_id, topic, payload, headers, published_at, delay_ms, ord)
 $fn$;
 
--- Fans events out to the subscriptions whose pattern matches their topic: one delivery record
+-- Fans events out to the subscriptions whose pattern matches their topic (publish_events below
+-- calls it): one delivery record
 -- and one job per (event, subscriber) not delivered before. p_events is decoded by
 -- publish_event_records. The job's payload is the event envelope
 -- { topic, eventId, payload, headers, publishedAt }. A subscriber with an admission policy gets
@@ -42,7 +43,7 @@ AS $fn$
               THEN p_headers->>'traceparent' || coalesce(' ' || nullif(p_headers->>'tracestate', ''), '') END
 $fn$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_fanout(p_events jsonb)
 RETURNS TABLE (queue text, jobs integer)
 LANGUAGE sql
 SET jit = off
@@ -82,6 +83,28 @@ AS $fn$
     RETURNING queue
   )
   SELECT w.queue, count(*)::integer FROM written w LEFT JOIN admitted ON true GROUP BY w.queue;
+$fn$;
+
+-- Publishes events: the fan-out to subscribers (publish_fanout) and the jobs waiting for them
+-- (wake_event_waits, steps.sql). The event-wait lock is taken shared first, and each part then
+-- runs with a snapshot taken after it: a wait recorded concurrently either is seen, or sees this
+-- publish's events in the log (step_wait_event). Returns the subscriber jobs written per queue,
+-- and a row with none for each queue where a waiting job was woken.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
+RETURNS TABLE (queue text, jobs integer)
+LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(:SLUICE_SCHEMA.event_waits_lock());
+  RETURN QUERY
+  SELECT x.queue, sum(x.jobs)::integer
+  FROM (SELECT * FROM :SLUICE_SCHEMA.publish_fanout(p_events)
+        UNION ALL
+        -- Woken jobs name their queues (for their drains' wake-up) but are not jobs written.
+        SELECT w.queue, 0 FROM :SLUICE_SCHEMA.wake_event_waits(p_events) w) x
+  GROUP BY x.queue;
+END
 $fn$;
 
 -- Writes an event to the outbox inside the caller's transaction: it is published (fanned out

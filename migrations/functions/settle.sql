@@ -1,4 +1,4 @@
--- Settles a batch of attempts: completions (archive), failures (retry with backoff or dead
+-- Settles a batch of attempts: completions (archive, with their results), failures (retry with backoff or dead
 -- letter), hand-backs (attempt uncounted); releases concurrency slots and uniqueness locks,
 -- counts batches and enqueues their callbacks exactly once, drives each queue's circuit
 -- breaker and writes job stats (one row per name, queue and status). With p_finish, also ends
@@ -8,12 +8,16 @@
 --
 -- An orchestrator: each stage is a function of its own in settle_stages.sql.
 
--- It took each list as one JSON array of objects: the old form goes first.
+-- It took each list as one JSON array of objects, then no results: the old forms go first.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(jsonb, jsonb, jsonb, text, boolean, text[]);
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(
+  bigint[], uuid[], text[], bigint[], bigint[], bigint[],
+  bigint[], uuid[], text[], text[], text[], bigint[], boolean[], timestamptz[], bigint[], bigint[], bigint[], bigint[],
+  bigint[], uuid[], timestamptz[], text, boolean, text[]);
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
   p_ok_id bigint[], p_ok_token uuid[], p_ok_status text[], p_ok_duration_ms bigint[], p_ok_wait_ms bigint[],
-  p_ok_lag_ms bigint[],
+  p_ok_lag_ms bigint[], p_ok_result text[],
   p_ko_id bigint[], p_ko_token uuid[], p_ko_error_name text[], p_ko_error_message text[], p_ko_error_code text[],
   p_ko_delay_ms bigint[], p_ko_final boolean[], p_ko_keep_place timestamptz[], p_ko_duration_ms bigint[],
   p_ko_wait_ms bigint[], p_ko_lag_ms bigint[], p_ko_slow_down_ms bigint[],
@@ -37,6 +41,8 @@ DECLARE
   v_ko_released jsonb;
   v_ko_outcomes jsonb;
   v_ko_admission jsonb;
+  v_children jsonb := '[]';
+  v_ko_children jsonb;
 BEGIN
   -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
   -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
@@ -47,19 +53,22 @@ BEGIN
   END IF;
 
   IF cardinality(p_ok_id) > 0 THEN
-    SELECT s.n, s.released, s.outcomes, s.admission INTO v_completed, v_released, v_outcomes, v_admission
-    FROM :SLUICE_SCHEMA.settle_complete(p_ok_id, p_ok_token, p_ok_status, p_ok_duration_ms, p_ok_wait_ms, p_ok_lag_ms) s;
+    SELECT s.n, s.released, s.outcomes, s.admission, s.children
+    INTO v_completed, v_released, v_outcomes, v_admission, v_children
+    FROM :SLUICE_SCHEMA.settle_complete(p_ok_id, p_ok_token, p_ok_status, p_ok_duration_ms, p_ok_wait_ms, p_ok_lag_ms,
+                                        p_ok_result) s;
   END IF;
 
   IF cardinality(p_ko_id) > 0 THEN
-    SELECT s.dead, s.retried, s.released, s.outcomes, s.admission
-    INTO v_dead, v_retried, v_ko_released, v_ko_outcomes, v_ko_admission
+    SELECT s.dead, s.retried, s.released, s.outcomes, s.admission, s.children
+    INTO v_dead, v_retried, v_ko_released, v_ko_outcomes, v_ko_admission, v_ko_children
     FROM :SLUICE_SCHEMA.settle_fail(
       p_ko_id, p_ko_token, p_ko_error_name, p_ko_error_message, p_ko_error_code, p_ko_delay_ms, p_ko_final,
       p_ko_keep_place, p_ko_duration_ms, p_ko_wait_ms, p_ko_lag_ms, p_ko_slow_down_ms) s;
     v_released := v_released || v_ko_released;
     v_outcomes := v_outcomes || v_ko_outcomes;
     v_admission := v_admission || v_ko_admission;
+    v_children := v_children || v_ko_children;
   END IF;
 
   IF cardinality(p_back_id) > 0 THEN
@@ -67,6 +76,11 @@ BEGIN
   END IF;
 
   PERFORM :SLUICE_SCHEMA.after_end(v_released);
+
+  -- Jobs a parent invoked (ctx.invoke): their ends resolve its steps, and the last one wakes it.
+  IF jsonb_array_length(v_children) > 0 THEN
+    PERFORM :SLUICE_SCHEMA.steps_children_ended(v_children);
+  END IF;
 
   -- Admission policies: adaptive caps and "slow down" requests, per partition.
   IF jsonb_array_length(v_admission) > 0 THEN

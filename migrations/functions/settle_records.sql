@@ -10,17 +10,22 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle_failures(jsonb);
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle_hand_backs(jsonb);
 
 -- Attempts that ran to the end: completed, or expired (run past the job's timeout); how long the
--- run took (null when it never started), how long the job waited once due, and how long from
--- its claim (its admission) to its start.
+-- run took (null when it never started), how long the job waited once due, how long from its
+-- claim (its admission) to its start, and the handler's result as JSON text (null for none; the
+-- whole array is null when no job of the batch returned anything).
+-- Before results, it took no p_result.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle_completions(bigint[], uuid[], text[], bigint[], bigint[], bigint[]);
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(
-  p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[]
+  p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[],
+  p_result text[]
 )
-RETURNS TABLE (id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
+RETURNS TABLE (id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint, result jsonb)
 LANGUAGE sql STABLE
 AS $fn$
-  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms
-  FROM unnest(p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms)
-    AS a(id, token, status, duration_ms, wait_ms, lag_ms)
+  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms, a.result::jsonb
+  FROM unnest(p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms, p_result)
+    AS a(id, token, status, duration_ms, wait_ms, lag_ms, result)
 $fn$;
 
 -- Failed attempts: the error (name, message and, for Sluice's own errors, code; made one JSON

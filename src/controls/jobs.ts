@@ -20,8 +20,17 @@ export interface JobControls {
   retryJob(id: string): Promise<void>
   /** Makes a waiting or scheduled job due now. */
   runJobNow(id: string): Promise<void>
-  /** Deletes a job that waits (not running, in no batch), with its uniqueness lock. */
-  cancelJob(id: string): Promise<void>
+  /**
+   * Deletes a job that waits (not running, in no batch), with its uniqueness lock and its steps. A
+   * job suspended on steps waits too: cancelling it also cancels the children its ctx.invoke
+   * enqueued that still wait (`children: 'cancel'`, the default), or leaves them to run (`'keep'`).
+   */
+  cancelJob(id: string, options?: CancelOptions): Promise<void>
+}
+
+export interface CancelOptions {
+  /** What happens to the waiting children a cancelled job invoked. Default `cancel`. */
+  children?: 'cancel' | 'keep'
 }
 
 function outcome(row: JobOpRow | undefined, id: string, what: string): void {
@@ -49,6 +58,13 @@ export function jobControls(db: () => Promise<Db>, t: string): JobControls {
   return {
     retryJob: (id) => run(id, 'retry', (i) => makeJobDue(t, i, true)),
     runJobNow: (id) => run(id, 'run now', (i) => makeJobDue(t, i, false)),
-    cancelJob: (id) => run(id, 'cancel', (i) => cancelJob(t, i)),
+    cancelJob: (id, options = {}) => {
+      const children = options.children ?? 'cancel'
+      if (children !== 'cancel' && children !== 'keep')
+        throw new ValidationError(
+          `Invalid children option ${JSON.stringify(children)}: must be "cancel" or "keep".`,
+        )
+      return run(id, 'cancel', (i) => cancelJob(t, i, children))
+    },
   }
 }

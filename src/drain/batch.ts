@@ -1,9 +1,8 @@
 import type { ResolvedConfig } from '../config.js'
-import type { SubscriberRuntime } from '../events/subscriber.js'
 import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure, HandBack } from '../sql/index.js'
 import type { DurationBook } from './budget.js'
-import { execute, type Outcome, Timeouts } from './execute.js'
+import { type DrainRuntime, execute, type Outcome, Timeouts } from './execute.js'
 import type { JobRun } from './options.js'
 
 /** What running one batch produced, waiting for its settle. */
@@ -79,7 +78,9 @@ function report(
           : 'dead-lettered'
         : outcome.kind === 'expired'
           ? 'expired'
-          : 'completed',
+          : outcome.kind === 'suspended'
+            ? 'suspended'
+            : 'completed',
     durationMs,
     ...(outcome.kind === 'failed' ? { error: outcome.failure.error } : {}),
     ...(outcome.kind === 'failed' && outcome.willRetry ? { retryInMs: outcome.failure.delayMs } : {}),
@@ -106,7 +107,7 @@ export async function runBatch(
   concurrency: number,
   durations: DurationBook,
   onJob: ((run: JobRun) => void) | undefined,
-  runtime: SubscriberRuntime,
+  runtime: DrainRuntime,
   traced?: RunJob,
 ): Promise<Batch> {
   const deadline = clock.deadline
@@ -118,7 +119,7 @@ export async function runBatch(
   let outOfTime = false
   // One timer for the time limits of every job in the batch, and one options object for their runs.
   const timeouts = new Timeouts()
-  const options = { hooks, deadline, runtime, claimedAt, timeouts }
+  const options = { hooks, deadline, runtime, claimedAt, timeouts, steps: runtime.steps }
   const handBack = (row: ClaimedRow): void => {
     batch.handBacks.push(handBackOf(row))
   }
@@ -142,6 +143,8 @@ export async function runBatch(
       batch.failures.push(outcome.failure)
       return false
     }
+    // Put back already (step_suspend): nothing to settle.
+    if (outcome.kind === 'suspended') return true
     batch.completions.push(outcome.completion)
     if (outcome.kind === 'expired') batch.expired++
     else if (outcome.completion.durationMs !== null) durations.record(row.name, outcome.completion.durationMs)

@@ -6,6 +6,7 @@ import type { HookRunner } from '../jobs/hooks.js'
 import { absorb, type Batch, byQueueOrder, type RunJob, runBatch } from './batch.js'
 import { type DurationBook, observedDurations } from './budget.js'
 import { Claims } from './claims.js'
+import type { DrainRuntime } from './execute.js'
 import { type DrainOptions, type DrainSummary, drainOptionsSchema, type StopReason } from './options.js'
 import { Pipeline } from './pipeline.js'
 import { DrainState } from './state.js'
@@ -50,7 +51,7 @@ export async function drain(
 class Drain {
   private readonly claims: Claims
   private readonly pipeline: Pipeline
-  private readonly runtime: ReturnType<typeof subscriberRuntime>
+  private readonly runtime: DrainRuntime
   /** How long the latest batch took to run, ms. */
   private ranMs = 0
   /** The latest batch had no failure. */
@@ -59,7 +60,10 @@ class Drain {
   constructor(private readonly s: DrainState) {
     this.claims = new Claims(s)
     this.pipeline = new Pipeline(s, this.claims)
-    this.runtime = subscriberRuntime(s.db, s.t)
+    this.runtime = {
+      ...subscriberRuntime(s.db, s.t),
+      steps: { db: s.db, t: s.t, jobs: s.config.jobs, maxPayloadBytes: s.config.maxPayloadBytes },
+    }
   }
 
   async run(): Promise<DrainSummary> {

@@ -4,18 +4,57 @@ import type { AnyJob, JobContext } from '../jobs/define.js'
 import { backoffDelay } from '../jobs/define.js'
 import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure } from '../sql/index.js'
+import { suspendJob } from '../sql/steps.js'
+import { ResultTooLargeError } from '../steps/errors.js'
+import { type StepDeps, StepRun, Suspension, storedResult } from '../steps/run.js'
+
+/** What a drain gives the jobs it runs: subscribers' ctx.transaction, and what steps need. */
+export type DrainRuntime = SubscriberRuntime & { steps?: StepDeps }
 
 export type Outcome =
   | { kind: 'completed'; completion: Completion }
   | { kind: 'expired'; completion: Completion }
   | { kind: 'failed'; failure: Failure; willRetry: boolean; error: unknown }
+  /**
+   * A job made of steps that stopped for now, already put back by its own statement (step_suspend):
+   * it sleeps, waits, or reached the deadline after new steps completed. Nothing to settle.
+   */
+  | { kind: 'suspended'; reason: 'sleep' | 'wait' | 'progress'; runAt: Date | null }
 
 export class JobTimeoutError extends SluiceError {
-  constructor(ms: number, byDeadline: boolean) {
+  constructor(ms: number, byDeadline: boolean, step?: string) {
     super(
       'JOB_TIMEOUT',
-      byDeadline ? `Stopped at the drain's deadline after ${ms} ms` : `Timed out after ${ms} ms`,
+      (byDeadline ? `Stopped at the drain's deadline after ${ms} ms` : `Timed out after ${ms} ms`) +
+        (step === undefined
+          ? ''
+          : ` in step "${step}", with no step completed in this run: a step must finish within one run (the drain's budget and the job's timeout)`),
     )
+  }
+}
+
+/**
+ * Puts a job of steps back (step_suspend) and says so: due at the end of its sleeps, when its
+ * waits resolve (or time out), or at once when it stopped at the deadline after new steps.
+ */
+async function suspend(
+  deps: StepDeps,
+  row: ClaimedRow,
+  pause: Suspension,
+  progress: boolean,
+): Promise<Outcome> {
+  const until = pause.until === null ? null : new Date(pause.until)
+  let rows: { run_at: Date }[]
+  try {
+    ;({ rows } = await deps.db.query<{ run_at: Date }>(suspendJob(deps.t, row.id, row.token, until)))
+  } catch (error) {
+    // Not put back: settled as a failed attempt instead (retried), as any failure.
+    return failed(row, Date.now(), 0, null, error, false, 1_000)
+  }
+  return {
+    kind: 'suspended',
+    reason: progress ? 'progress' : pause.waits ? 'wait' : 'sleep',
+    runAt: rows[0]?.run_at ?? null,
   }
 }
 
@@ -158,6 +197,8 @@ export async function execute(
     claimedAt?: number
     /** The batch's shared timer for time limits (see Timeouts); without it, the job has its own. */
     timeouts?: Timeouts
+    /** What the job's steps need (docs/steps.md); without it, a job that calls one fails. */
+    steps?: StepDeps
   },
 ): Promise<Outcome> {
   const hooks = options.hooks
@@ -232,10 +273,27 @@ export async function execute(
   // it is cleared as soon as the handler's promise settles, whatever the outcome.
   const timeouts = options.timeouts ?? new Timeouts()
   const expiry = timeouts.add(started + limit, () => {
-    timedOut = new JobTimeoutError(limit, byDeadline)
+    timedOut = new JobTimeoutError(limit, byDeadline, steps?.running)
     controller?.abort(timedOut)
     stop?.(timedOut)
   })
+  // The job's steps, made on the first call of one: a job without steps pays nothing for them.
+  let steps: StepRun | undefined
+  let suspended: Suspension | undefined
+  const stepsOf = (): StepRun => {
+    if (steps) return steps
+    if (!options.steps)
+      throw new SluiceError('UNSUPPORTED', 'Steps need a drain: this run has no database to record them.')
+    steps = new StepRun(options.steps, row, (suspension) => {
+      suspended = suspension
+      stop?.(suspension as never)
+    })
+    return steps
+  }
+  const step = Object.assign(<T>(name: string, fn: () => Promise<T> | T) => stepsOf().api().step(name, fn), {
+    transaction: <T>(name: string, fn: Parameters<JobContext['step']['transaction']>[1]) =>
+      stepsOf().api().step.transaction(name, fn) as Promise<T>,
+  }) as JobContext['step']
   const context: JobContext = {
     id: row.id,
     name: row.name,
@@ -251,6 +309,11 @@ export async function execute(
       return controller.signal
     },
     deadline: new Date(started + limit),
+    step,
+    sleep: (name, duration) => stepsOf().api().sleep(name, duration),
+    sleepUntil: (name, until) => stepsOf().api().sleepUntil(name, until),
+    waitForEvent: (name, waitOptions) => stepsOf().api().waitForEvent(name, waitOptions),
+    invoke: (name, target, input) => stepsOf().api().invoke(name, target, input),
   }
   const event = { job: job.name, queue: row.queue, input: parsed.data, context }
   const runtime = options.runtime ?? { transaction: undefined }
@@ -291,6 +354,17 @@ export async function execute(
         }),
     )
   } catch (error) {
+    // A run of steps that stops for now: put back by its own statement, attempt uncounted.
+    const pause =
+      error instanceof Suspension
+        ? error
+        : steps?.progressed && error === timedOut && timedOut !== undefined
+          ? new Suspension(null, false)
+          : undefined
+    if (pause && options.steps && (error === suspended || error === timedOut)) {
+      timeouts.clear(expiry)
+      return suspend(options.steps, row, pause, error === timedOut)
+    }
     if (!ran) {
       const outcome = failed(
         row,
@@ -298,7 +372,7 @@ export async function execute(
         waitMs,
         lagMs,
         error,
-        error instanceof PermanentJobError,
+        error instanceof PermanentJobError || error instanceof ResultTooLargeError,
         backoffDelay(job.retry, row.attempts),
       )
       await hooks.after(
@@ -315,6 +389,15 @@ export async function execute(
     if (options.timeouts === undefined) timeouts.close()
   }
   const durationMs = Date.now() - started
+  // The handler's return value, stored with the archived job; one too large fails the attempt for good.
+  let stored: string | undefined
+  if (result !== undefined) {
+    try {
+      stored = storedResult(result, `job "${job.name}"`)
+    } catch (error) {
+      return failed(row, started, waitMs, lagMs, error, true, 0)
+    }
+  }
   if (hooks.has('afterExecution'))
     await hooks.after('afterExecution', { ...event, result, durationMs }, job.name)
   const completion: Completion = {
@@ -325,6 +408,7 @@ export async function execute(
     status: 'completed',
     durationMs,
   }
+  if (stored !== undefined) completion.result = stored
   // A subscriber's completed run is recorded as processed by the settle statement.
   if (job.subscriber)
     completion.mark = { eventId: (parsed.data as EventEnvelope).eventId, subscriber: job.name }

@@ -34,7 +34,8 @@ export interface JobRun {
   attempt: number
   maxAttempts: number
   /** `retrying` and `dead-lettered` are failures; `expired` jobs waited past their queueTimeout and did not run. */
-  outcome: 'completed' | 'expired' | 'retrying' | 'dead-lettered'
+  /** `suspended`: a job of steps that sleeps, waits, or stopped at the deadline after new steps (docs/steps.md). */
+  outcome: 'completed' | 'expired' | 'retrying' | 'dead-lettered' | 'suspended'
   durationMs: number
   error?: { name: string; message: string }
   /** Backoff before the next attempt, for `retrying`. */

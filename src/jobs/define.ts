@@ -9,6 +9,7 @@ import {
   admissionSchema,
   resolveAdmission,
 } from './admission.js'
+import type { StepFunction, Steps } from './steps.js'
 
 export const MIN_PRIORITY = 0
 export const MAX_PRIORITY = 32767
@@ -34,6 +35,20 @@ export interface JobContext {
   signal: AbortSignal
   /** The moment `signal` fires at the latest. */
   deadline: Date
+  /**
+   * A durable step (docs/steps.md): runs its function once and stores its result, which re-runs
+   * of the job get back without running it. `ctx.step.transaction` commits the step's database
+   * effects with its record.
+   */
+  step: StepFunction
+  /** Suspends the job for a duration (ms or `"30s"`, `"5m"`, `"2h"`, `"7d"`); it resumes past this step. */
+  sleep: Steps['sleep']
+  /** Suspends the job until a moment. */
+  sleepUntil: Steps['sleepUntil']
+  /** Suspends the job until a matching event is published (returned), or its timeout (null). */
+  waitForEvent: Steps['waitForEvent']
+  /** Enqueues a child job and suspends until it ends: its result, or ChildJobFailedError. */
+  invoke: Steps['invoke']
 }
 
 export interface RetryPolicy {

@@ -1,7 +1,14 @@
 import * as z from 'zod'
 import type { Db, Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
-import { buryExhausted, claimTasks, pruneArchive, reapInvocations, recordTask } from '../sql/maintenance.js'
+import {
+  buryExhausted,
+  claimTasks,
+  pruneArchive,
+  pruneEventLog,
+  reapInvocations,
+  recordTask,
+} from '../sql/maintenance.js'
 import { ONCE } from '../validate.js'
 
 export interface TaskContext {
@@ -63,6 +70,12 @@ export const maintenanceOptionsSchema = z
   .strict()
   .partial()
 
+/**
+ * How long the event log keeps an event: longer than any run lasts (Lambda's 15 minutes), since a
+ * wait looks back to the start of the run that records it (docs/steps.md).
+ */
+export const EVENT_LOG_KEEP_MS = 3_600_000
+
 export const count = async (
   db: Queryable,
   statement: { text: string; values: readonly unknown[] },
@@ -85,6 +98,11 @@ export function coreTasks(options: MaintenanceOptions): MaintenanceTask[] {
       name: 'prune-archive',
       intervalMs: options.intervalMs,
       run: ({ db, t }) => count(db, pruneArchive(t, options.archiveRetentionMs, options.batchSize)),
+    },
+    {
+      name: 'prune-event-log',
+      intervalMs: options.intervalMs,
+      run: ({ db, t }) => count(db, pruneEventLog(t, EVENT_LOG_KEEP_MS, options.batchSize)),
     },
   ]
 }

@@ -188,5 +188,18 @@ export const migrations: readonly Migration[] = [
       "-- What a job's page needs to tell its whole story (the attempts timeline), wherever the job is:\n--\n-- - jobs.started_at: when the claim took the running attempt. Written by the claim's own update\n--   of the row, so it costs no extra statement or row version; stale (and unread) once the\n--   attempt has settled.\n-- - archive.errors: the failed attempts of a job that completed after retries, as its error\n--   history was (null when it completed at its first attempt, the common case, so most archived\n--   rows carry nothing more).\n-- - archive.invocation: the drain invocation that ran its last attempt.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN started_at timestamptz",
       "ALTER TABLE :SLUICE_SCHEMA.archive ADD COLUMN errors jsonb, ADD COLUMN invocation text"
     ]
+  },
+  {
+    "version": 19,
+    "name": "0019_durable_steps",
+    "statements": [
+      "-- Durable steps (docs/steps.md): a job made of steps whose results outlive a run.\n--\n-- - job_steps: one row per step a job has recorded, in call order (seq). A step's row is written\n--   once it has a result (state completed), or while it waits (sleeping is not a row state: a sleep\n--   is a completed row whose wake_at is the end of the sleep; waiting is an event wait or an\n--   invoked child not yet ended), or when its function failed (failed, with its error; run again by\n--   the job's next attempt). Rows stay while the job is in jobs, the archive or the dead letters,\n--   and go with it.\n-- - jobs.waiting: how many of a suspended job's waits (event waits, invoked children) are still\n--   open; null for a job that never recorded a wait. The last wait to resolve makes the job due.\n-- - jobs.parent_id: the job whose ctx.invoke enqueued this one; its end resolves the parent's step.\n-- - archive.result: the handler's return value (JSON), null when it returned nothing.\n-- - event_log: recent events, so that a wait recorded after its event was published still finds\n--   it (a wait looks back to the start of the run that records it). Pruned by maintenance.\nCREATE TABLE :SLUICE_SCHEMA.job_steps (\n  job_id bigint NOT NULL,\n  seq integer NOT NULL,\n  name text NOT NULL,\n  kind text NOT NULL CHECK (kind IN ('run', 'sleep', 'event', 'invoke')),\n  state text NOT NULL CHECK (state IN ('completed', 'waiting', 'failed')),\n  result jsonb,\n  error jsonb,\n  attempts integer NOT NULL DEFAULT 1,\n  started_at timestamptz NOT NULL DEFAULT now(),\n  finished_at timestamptz,\n  wake_at timestamptz,\n  topic text,\n  regex text,\n  match jsonb,\n  child_id bigint,\n  PRIMARY KEY (job_id, seq)\n)",
+      "-- Open event waits: by topic for a pattern without wildcards (regex null), and the few whose\n-- pattern has wildcards (matched with their regex).\nCREATE INDEX job_steps_event_topic ON :SLUICE_SCHEMA.job_steps (topic)\n  WHERE kind = 'event' AND state = 'waiting' AND regex IS NULL",
+      "CREATE INDEX job_steps_event_pattern ON :SLUICE_SCHEMA.job_steps (job_id)\n  WHERE kind = 'event' AND state = 'waiting' AND regex IS NOT NULL",
+      "ALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN waiting integer, ADD COLUMN parent_id bigint",
+      "ALTER TABLE :SLUICE_SCHEMA.archive ADD COLUMN result jsonb",
+      "CREATE TABLE :SLUICE_SCHEMA.event_log (\n  published_at timestamptz NOT NULL DEFAULT now(),\n  topic text NOT NULL,\n  event_id text NOT NULL,\n  payload jsonb NOT NULL,\n  headers jsonb NOT NULL\n)",
+      "CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (published_at)"
+    ]
   }
 ]

@@ -80,9 +80,15 @@ export function requeueDeadLetters(t: string, rows: readonly NewJob[]): Statemen
 
 export function discardDeadLetters(t: string, f: DeadLetterFilter): Statement {
   return {
-    text: `DELETE FROM ${t}.dead_letters d
-WHERE d.id IN (SELECT d.id FROM ${t}.dead_letters d WHERE ${WHERE} ORDER BY d.id LIMIT $4 FOR UPDATE SKIP LOCKED)
-RETURNING d.id::text AS id`,
+    text: `WITH gone AS (
+  DELETE FROM ${t}.dead_letters d
+  WHERE d.id IN (SELECT d.id FROM ${t}.dead_letters d WHERE ${WHERE} ORDER BY d.id LIMIT $4 FOR UPDATE SKIP LOCKED)
+  RETURNING d.id
+), steps AS (
+  -- A discarded job's steps go with it.
+  DELETE FROM ${t}.job_steps s USING gone WHERE s.job_id = gone.id
+)
+SELECT id::text AS id FROM gone`,
     values: values(f),
   }
 }

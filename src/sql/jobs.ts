@@ -54,7 +54,47 @@ export interface JobDetailRow extends Omit<JobRow, 'state'> {
   lastDurationMs: number | null
   /** The drain invocation that ran its last attempt, for an archived job; null otherwise. */
   lastInvocation: string | null
+  /** The handler's return value, for a completed job that returned one; null otherwise. */
+  result: unknown
+  /** Its durable steps in call order (docs/steps.md); empty for a job without steps. */
+  steps: JobStep[]
 }
+
+/** One durable step of a job, as its page shows it. */
+export interface JobStep {
+  /** Its position, 0 first. */
+  seq: number
+  /** Its name, with `:n` for the n-th repeat of a name. */
+  name: string
+  /** `run` (ctx.step), `sleep`, `event` (waitForEvent) or `invoke`. */
+  kind: 'run' | 'sleep' | 'event' | 'invoke'
+  /** `completed`, `waiting` (an event wait or a child not ended) or `failed` (its last try threw; a child failed). */
+  state: 'completed' | 'waiting' | 'failed'
+  /** How many runs tried it. */
+  attempts: number
+  startedAt: string
+  finishedAt: string | null
+  durationMs: number | null
+  /** A sleep's end, or a wait's timeout. */
+  wakeAt: string | null
+  /** Bytes of its stored result (JSON); null when none. */
+  resultBytes: number | null
+  error: { name?: string; message?: string; code?: string } | null
+  /** What an event wait waits for. */
+  topic: string | null
+  match: unknown
+  /** The job an invoke enqueued. */
+  childId: string | null
+}
+
+/** A job's steps as one JSON array, in order (JobStep). */
+const STEPS = (t: string): string => `(SELECT coalesce(jsonb_agg(jsonb_build_object(
+    'seq', s.seq, 'name', s.name, 'kind', s.kind, 'state', s.state, 'attempts', s.attempts,
+    'startedAt', s.started_at, 'finishedAt', s.finished_at,
+    'durationMs', round(extract(epoch FROM s.finished_at - s.started_at) * 1000),
+    'wakeAt', s.wake_at, 'resultBytes', octet_length(s.result::text), 'error', s.error, 'topic', s.topic,
+    'match', s.match, 'childId', s.child_id::text) ORDER BY s.seq), '[]')
+  FROM ${t}.job_steps s WHERE s.job_id = $1::bigint)`
 
 export interface JobFilter {
   queue: string | null
@@ -132,22 +172,23 @@ export function getJob(t: string, id: string): Statement {
   return {
     text: `SELECT id, queue, name, state, payload, priority, attempts, "maxAttempts", "runAt", "enqueuedAt", "lastError",
        policy, partition, "batchId", reason, errors, "runningIn", "startedAt", "endedAt", "lastDurationMs",
-       "lastInvocation"
+       "lastInvocation", result, ${STEPS(t)} AS steps
 FROM (
   SELECT ${COLUMNS(t)}, x.errors,
          CASE WHEN x.state = 'running' THEN (x.job).leased_by END AS "runningIn",
          CASE WHEN x.state = 'running' THEN (x.job).started_at END AS "startedAt",
-         NULL::timestamptz AS "endedAt", NULL::float8 AS "lastDurationMs", NULL::text AS "lastInvocation", 0 AS rank
+         NULL::timestamptz AS "endedAt", NULL::float8 AS "lastDurationMs", NULL::text AS "lastInvocation",
+         NULL::jsonb AS result, 0 AS rank
   FROM (${jobRows(t)}) x WHERE x.id = $1::bigint
   UNION ALL
   SELECT d.id::text, d.queue, d.name, 'dead', d.payload, d.priority, d.attempts, d.max_attempts, d.failed_at,
          d.enqueued_at, d.last_error, d.policy, d.partition_key, NULL::text, NULL::text, d.errors, NULL::text,
-         NULL::timestamptz, d.failed_at, NULL::float8, NULL::text, 1
+         NULL::timestamptz, d.failed_at, NULL::float8, NULL::text, NULL::jsonb, 1
   FROM ${t}.dead_letters d WHERE d.id = $1::bigint
   UNION ALL
   SELECT a.id::text, a.queue, a.name, a.status, a.payload, a.priority, a.attempts, a.max_attempts, a.finished_at,
          a.enqueued_at, a.errors -> -1, NULL::text, NULL::text, NULL::text, NULL::text, coalesce(a.errors, '[]'),
-         NULL::text, NULL::timestamptz, a.finished_at, a.duration_ms::float8, a.invocation, 2
+         NULL::text, NULL::timestamptz, a.finished_at, a.duration_ms::float8, a.invocation, a.result, 2
   FROM ${t}.archive a WHERE a.id = $1::bigint
 ) j
 ORDER BY rank
@@ -191,10 +232,40 @@ ${outcome(t)}`,
  * (its batch would never finish), with its uniqueness lock and concurrency slot (cancel_waiting).
  * The outcome row tells a missing job from a leased one.
  */
-export function cancelJob(t: string, id: string): Statement {
+export function cancelJob(t: string, id: string, children: 'cancel' | 'keep' = 'cancel'): Statement {
   return {
-    text: `WITH changed AS (SELECT unnest(${t}.cancel_waiting(ARRAY[$1::bigint])) AS id)
+    text: `WITH changed AS (SELECT unnest(${t}.cancel_waiting(ARRAY[$1::bigint], $2::text)) AS id)
 ${outcome(t)}`,
+    values: [id, children],
+  }
+}
+
+/** Where a job's result stands, as `sluice.result(id)` answers. */
+export interface JobResultRow {
+  /** `completed` (with its result), `expired`, `dead` (with its last error), or `pending` / `running` while it waits or runs. */
+  state: 'pending' | 'running' | 'completed' | 'expired' | 'dead'
+  /** The handler's return value, for a completed job; null otherwise. */
+  result: unknown
+  /** The last error, for a dead letter; null otherwise. */
+  error: { name?: string; message?: string; code?: string } | null
+}
+
+/** A job's result, or where it stands: each branch a primary-key lookup, ranked as getJob ranks them. */
+export function getJobResult(t: string, id: string): Statement {
+  return {
+    text: `SELECT state, result, error FROM (
+  SELECT CASE WHEN j.lease_token IS NOT NULL AND j.run_at > now() THEN 'running' ELSE 'pending' END AS state,
+         NULL::jsonb AS result, NULL::jsonb AS error, 0 AS rank
+  FROM ${t}.jobs j WHERE j.id = $1::bigint
+  UNION ALL
+  SELECT 'pending', NULL, NULL, 0 FROM ${t}.blocked b WHERE b.id = $1::bigint
+  UNION ALL
+  SELECT 'dead', NULL, d.last_error, 1 FROM ${t}.dead_letters d WHERE d.id = $1::bigint
+  UNION ALL
+  SELECT a.status, a.result, NULL, 2 FROM ${t}.archive a WHERE a.id = $1::bigint
+) x
+ORDER BY rank
+LIMIT 1`,
     values: [id],
   }
 }

@@ -43,15 +43,35 @@ export function buryExhausted(t: string, limit: number): Statement {
   return { text: `SELECT ${t}.bury_exhausted($1) AS n`, values: [limit] }
 }
 
-/** Deletes archived jobs older than the retention, at most `limit` per call. */
+/** Deletes archived jobs older than the retention, at most `limit` per call, with their steps. */
 export function pruneArchive(t: string, retentionMs: number, limit: number): Statement {
   return {
     text: `WITH gone AS (
   DELETE FROM ${t}.archive
   WHERE id IN (SELECT id FROM ${t}.archive WHERE finished_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)
-  RETURNING 1
+  RETURNING id
+), steps AS (
+  DELETE FROM ${t}.job_steps s USING gone WHERE s.job_id = gone.id
 )
 SELECT count(*)::int AS n FROM gone`,
     values: [retentionMs, limit],
+  }
+}
+
+/**
+ * Deletes event-log entries older than `keepMs`, at most `limit` per call. The log only serves
+ * event waits recorded in a run that started before their event (docs/steps.md): it must keep
+ * events for longer than any run lasts.
+ */
+export function pruneEventLog(t: string, keepMs: number, limit: number): Statement {
+  return {
+    text: `WITH gone AS (
+  DELETE FROM ${t}.event_log
+  WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${t}.event_log
+                          WHERE published_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2))
+  RETURNING 1
+)
+SELECT count(*)::int AS n FROM gone`,
+    values: [keepMs, limit],
   }
 }

@@ -12,6 +12,8 @@ export interface Completion {
   lagMs?: number | null
   /** A subscriber's run that completed: recorded as processed by the settle statement. */
   mark?: { eventId: string; subscriber: string }
+  /** The handler's return value as JSON text, stored with the archived job; absent when it returned nothing. */
+  result?: string
 }
 
 export interface Failure {
@@ -137,6 +139,7 @@ export const SETTLE_COLUMNS = {
     { param: 'p_ok_duration_ms', type: 'bigint[]', value: (c) => c.durationMs },
     { param: 'p_ok_wait_ms', type: 'bigint[]', value: (c) => c.waitMs },
     { param: 'p_ok_lag_ms', type: 'bigint[]', value: (c) => c.lagMs ?? null },
+    { param: 'p_ok_result', type: 'text[]', value: (c) => c.result ?? null },
   ] satisfies Column<Completion>[],
   settle_failures: [
     { param: 'p_ko_id', type: 'bigint[]', value: (f) => f.id },

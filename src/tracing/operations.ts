@@ -121,7 +121,9 @@ const OUTCOME = (outcome: Outcome): string =>
       : 'dead-lettered'
     : outcome.kind === 'expired'
       ? 'expired'
-      : 'completed'
+      : outcome.kind === 'suspended'
+        ? 'suspended'
+        : 'completed'
 
 /**
  * A span around a drain invocation, and the RunJob that gives each job run a span of its own:

@@ -15,6 +15,7 @@ test('killed drains, terminated backends, cut connections and server restarts lo
     `chaos: ${f.jobs} jobs, ${f.faults.kills} kills (${f.faults.killsMidRun} mid-run), ${f.faults.terminations} terminations ` +
       `(${f.faults.backendsTerminated} backends), ${f.faults.cuts} cuts (${f.faults.connectionsCut} connections), ` +
       `${f.faults.restarts} restarts, ${f.maintenance.calls} maintain calls; ${f.reRuns} re-runs ` +
+      `(${f.plainStepsRepeated} plain steps run twice) ` +
       `${JSON.stringify(f.reRunsByCause)}; lost ${f.lost}, overlaps ${f.overlaps}; ${(f.totalMs / 1000).toFixed(0)} s`,
   )
   expect(report.violations).toEqual([])
@@ -27,6 +28,8 @@ test('killed drains, terminated backends, cut connections and server restarts lo
     deadLettered: 0,
     effectsMissing: 0,
     effectsDuplicated: 0,
+    stepEffectsWrong: 0,
+    completedStepsReRun: 0,
     leftBehind: 0,
   })
   expect(f.reRunsByCause.unattributed).toBe(0)

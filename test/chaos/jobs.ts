@@ -11,14 +11,20 @@ export interface RunRecorder {
   start(id: string, attempt: number, deadline: number): void
   /** `how`: `ok` when the handler returned, else the name of what it threw. */
   end(id: string, attempt: number, how: string): void
+  /** A plain step's effect happened (ctx.step: at least once, never after the step's record). */
+  effect(id: string, step: string): void
 }
 
-export const silent: RunRecorder = { start() {}, end() {} }
+export const silent: RunRecorder = { start() {}, end() {}, effect() {} }
 
 /** Topic of the events whose effect must happen exactly once. */
 export const EFFECT_TOPIC = 'chaos.effect'
 /** Table (in the suite's schema) where the subscriber writes its effect, inside ctx.transaction. */
 export const EFFECTS_TABLE = 'chaos_effects'
+/** Table where the step jobs write their transactional steps' effects, inside ctx.step.transaction. */
+export const STEP_EFFECTS_TABLE = 'chaos_step_effects'
+/** The steps of a step job, in order: plain ones (ctx.step) and transactional ones. */
+export const CHAOS_STEPS = ['plain-0', 'tx-0', 'plain-1', 'tx-1'] as const
 
 /**
  * Enough attempts that only a defect dead-letters a job: each fault that catches a job
@@ -93,7 +99,41 @@ export function chaosJobs(recorder: RunRecorder, schema: string) {
         )
       }),
   })
-  return { plain, keyed, limited, effect, jobs: [plain, keyed, limited], subscribers: [effect] }
+  /** Durable steps (docs/steps.md): plain steps report their effect, transactional ones write it. */
+  const steps = defineJob({
+    name: 'chaos-steps',
+    input,
+    retry,
+    timeout,
+    run: (job, ctx) =>
+      recorded(recorder, ctx, async () => {
+        for (const step of CHAOS_STEPS) {
+          if (step.startsWith('plain')) {
+            await ctx.step(step, async () => {
+              recorder.effect(ctx.id, step)
+              await pause(job.ms)
+              return step
+            })
+          } else {
+            await ctx.step.transaction(step, (tx) =>
+              tx.query({
+                text: `INSERT INTO "${schema}".${STEP_EFFECTS_TABLE} (job_id, step, pid) VALUES ($1, $2, $3)`,
+                values: [ctx.id, step, process.pid],
+              }),
+            )
+          }
+        }
+      }),
+  })
+  return {
+    plain,
+    keyed,
+    limited,
+    steps,
+    effect,
+    jobs: [plain, keyed, limited, steps],
+    subscribers: [effect],
+  }
 }
 
 /** Settings every Sluice of the suite shares (workers and the suite's own maintenance). */

@@ -15,7 +15,15 @@ import { createSluice, type Sluice } from '../../src/index.js'
 import { tsxLoader } from '../helpers/cli.js'
 import { bootEmbedded, type EmbeddedCluster } from '../support/embedded-postgres.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
-import { type ChaosInput, chaosJobs, chaosOptions, EFFECT_TOPIC, EFFECTS_TABLE, silent } from './jobs.js'
+import {
+  type ChaosInput,
+  chaosJobs,
+  chaosOptions,
+  EFFECT_TOPIC,
+  EFFECTS_TABLE,
+  STEP_EFFECTS_TABLE,
+  silent,
+} from './jobs.js'
 import { analyse, type ChaosFigures, type DbFacts, type Fault, parseRunLog, type RunLog } from './verdict.js'
 
 export interface ChaosPlan {
@@ -24,6 +32,8 @@ export interface ChaosPlan {
   plain: number
   keyed: number
   limited: number
+  /** Jobs of durable steps (plain and transactional). */
+  steps: number
   events: number
   /** Distinct keys among the keyed and the limited jobs. */
   keys: number
@@ -154,7 +164,7 @@ class ChaosRun {
   }
 
   get total(): number {
-    return this.plan.plain + this.plan.keyed + this.plan.limited + this.plan.events
+    return this.plan.plain + this.plan.keyed + this.plan.limited + this.plan.steps + this.plan.events
   }
 
   async setUp(): Promise<void> {
@@ -176,12 +186,15 @@ class ChaosRun {
     await this.admin.query(
       `CREATE TABLE "${SCHEMA}".${EFFECTS_TABLE} (event_id text NOT NULL, n integer NOT NULL, pid integer NOT NULL, attempt integer NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     )
+    await this.admin.query(
+      `CREATE TABLE "${SCHEMA}".${STEP_EFFECTS_TABLE} (job_id bigint NOT NULL, step text NOT NULL, pid integer NOT NULL)`,
+    )
   }
 
   /** Enqueues every job and publishes every event before the drains start, interleaved by kind. */
   async enqueue(): Promise<void> {
     const sluice = this.maintainers[0]!
-    const { plain, keyed, limited } = this.defs
+    const { plain, keyed, limited, steps } = this.defs
     const rounds = 10
     let n = 0
     const inputs = (count: number): ChaosInput[] =>
@@ -199,6 +212,8 @@ class ChaosRun {
         await sluice.enqueueMany(keyed, inputs(share(this.plan.keyed, round)))
       if (share(this.plan.limited, round) > 0)
         await sluice.enqueueMany(limited, inputs(share(this.plan.limited, round)))
+      if (share(this.plan.steps, round) > 0)
+        await sluice.enqueueMany(steps, inputs(share(this.plan.steps, round)))
       const events = Array.from({ length: share(this.plan.events, round) }, () => n++)
       for (let i = 0; i < events.length; i += 16) {
         await Promise.all(
@@ -503,7 +518,14 @@ class ChaosRun {
     const delivered = await q<{ event_id: string; job_id: string }>(
       `SELECT event_id, job_id::text FROM "${SCHEMA}".event_deliveries`,
     )
-    return { jobs, archive, dead, effects, delivered, leftovers }
+    const stepEffects = await q<{ job_id: string; step: string; count: number }>(
+      `SELECT job_id::text, step, count(*)::int AS count FROM "${SCHEMA}".${STEP_EFFECTS_TABLE} GROUP BY 1, 2`,
+    )
+    const steps = await q<{ job_id: string; step: string; recorded_at: number }>(
+      `SELECT job_id::text, name AS step, (extract(epoch FROM finished_at) * 1000)::float8 AS recorded_at
+       FROM "${SCHEMA}".job_steps WHERE state = 'completed'`,
+    )
+    return { jobs, archive, dead, effects, delivered, stepEffects, steps, leftovers }
   }
 
   async readLogs(): Promise<RunLog[]> {
@@ -569,7 +591,13 @@ export async function runChaos(plan: ChaosPlan): Promise<ChaosReport> {
     const logs = await run.readLogs()
     const { figures, violations } = analyse({
       total: run.total,
-      kinds: { plain: plan.plain, keyed: plan.keyed, limited: plan.limited, events: plan.events },
+      kinds: {
+        plain: plan.plain,
+        keyed: plan.keyed,
+        limited: plan.limited,
+        steps: plan.steps,
+        events: plan.events,
+      },
       faults: run.faults,
       crashes: run.crashes,
       logs,
@@ -598,6 +626,7 @@ export const standardPlan: ChaosPlan = {
   plain: 9_000,
   keyed: 300,
   limited: 300,
+  steps: 300,
   events: 600,
   keys: 8,
   workers: 4,
@@ -616,6 +645,7 @@ export const longPlan: ChaosPlan = {
   plain: 90_000,
   keyed: 2_500,
   limited: 2_500,
+  steps: 2_500,
   events: 5_000,
   keys: 16,
   workers: 6,

@@ -27,6 +27,8 @@ function facts(over: Partial<DbFacts> = {}): DbFacts {
     dead: [],
     effects: [],
     delivered: [],
+    stepEffects: [],
+    steps: [],
     leftovers: none,
     ...over,
   }
@@ -51,7 +53,7 @@ const second = parseRunLog(
 const judge = (faults: Fault[], logs = [killed, second], dbFacts = facts()) =>
   analyse({
     total: 2,
-    kinds: { plain: 2, keyed: 0, limited: 0, events: 0 },
+    kinds: { plain: 2, keyed: 0, limited: 0, steps: 0, events: 0 },
     faults,
     crashes: [],
     logs,
@@ -128,5 +130,43 @@ describe('the chaos verdict', () => {
     expect(figures.lost).toBe(1)
     expect(figures.deadLettered).toBe(1)
     expect(violations.join('\n')).toMatch(/jobs not completed \(lost\)[\s\S]*job #1/)
+  })
+
+  test('a step job: a duplicated transactional effect, and a plain step run after its record, are reported', () => {
+    const stepJob = { id: '3', name: 'chaos-steps', status: 'completed', attempts: 1, n: 2 }
+    const run = parseRunLog(
+      [
+        'P 300 2 900',
+        'D 1000 4000',
+        'S 3 1 1000 2000',
+        'T 3 plain-0 1001',
+        'T 3 plain-1 1003',
+        'E 3 1 1010 ok',
+        // A defect: the completed plain-0 runs again after its record (at 1002).
+        'T 3 plain-0 1500',
+      ].join('\n'),
+    )
+    const { figures, violations } = analyse({
+      total: 3,
+      kinds: { plain: 2, keyed: 0, limited: 0, steps: 1, events: 0 },
+      faults: [],
+      crashes: [],
+      logs: [second, run],
+      facts: facts({
+        archive: [...facts().archive, stepJob],
+        stepEffects: [
+          { job_id: '3', step: 'tx-0', count: 2 },
+          { job_id: '3', step: 'tx-1', count: 1 },
+        ],
+        steps: [
+          { job_id: '3', step: 'plain-0', recorded_at: 1002 },
+          { job_id: '3', step: 'plain-1', recorded_at: 1004 },
+        ],
+      }),
+      finished: true,
+    })
+    expect(figures).toMatchObject({ stepEffectsWrong: 1, completedStepsReRun: 1, plainStepsRepeated: 1 })
+    expect(violations.join('\n')).toMatch(/job 3 step tx-0: written 2 times/)
+    expect(violations.join('\n')).toMatch(/job 3 step plain-0: ran at 1500, recorded at 1002/)
   })
 })

@@ -42,6 +42,13 @@ export interface Run {
   message?: string
 }
 
+/** A plain step's effect, as a worker reported it. */
+export interface StepEffect {
+  id: string
+  step: string
+  at: number
+}
+
 export interface RunLog {
   pid: number
   slot: number
@@ -51,6 +58,8 @@ export interface RunLog {
   lostLeases: number
   /** Lines that could not be read (a write torn by a kill). */
   unreadable: number
+  /** The plain steps' effects it reported. */
+  stepEffects: StepEffect[]
 }
 
 /** Reads one worker's file (see worker.ts for the format). */
@@ -63,6 +72,7 @@ export function parseRunLog(text: string): RunLog {
     drainErrors: [],
     lostLeases: 0,
     unreadable: 0,
+    stepEffects: [],
   }
   const open = new Map<string, Run>()
   let callStart = 0
@@ -122,6 +132,9 @@ export function parseRunLog(text: string): RunLog {
       case 'R':
         log.lostLeases += Number(f[6])
         break
+      case 'T':
+        log.stepEffects.push({ id: f[1]!, step: f[2]!, at: Number(f[3]) })
+        break
       case '#':
         break
       case 'X':
@@ -142,6 +155,10 @@ export interface DbFacts {
   /** Effects written by the exactly-once subscriber, per event. */
   effects: { event_id: string; count: number }[]
   delivered: { event_id: string; job_id: string }[]
+  /** The step jobs' transactional effects, per job and step. */
+  stepEffects: { job_id: string; step: string; count: number }[]
+  /** The step jobs' recorded steps: when each record was written (epoch ms). */
+  steps: { job_id: string; step: string; recorded_at: number }[]
   leftovers: {
     jobs: number
     leased: number
@@ -154,11 +171,11 @@ export interface DbFacts {
 }
 
 /** What explains a re-run: an injected fault, or a retry after a genuine timeout. */
-export type Cause = Fault['kind'] | 'timeout'
+export type Cause = Fault['kind'] | 'timeout' | 'suspended'
 
 export interface ChaosFigures {
   jobs: number
-  byKind: { plain: number; keyed: number; limited: number; events: number }
+  byKind: { plain: number; keyed: number; limited: number; steps: number; events: number }
   processes: number
   faults: {
     kills: number
@@ -188,6 +205,12 @@ export interface ChaosFigures {
   deadLettered: number
   effectsMissing: number
   effectsDuplicated: number
+  /** Step jobs' transactional effects missing or written more than once. */
+  stepEffectsWrong: number
+  /** Plain steps run again after their record was written. */
+  completedStepsReRun: number
+  /** Plain steps run more than once: at least once, each a crash between effect and record. */
+  plainStepsRepeated: number
   leftBehind: number
   workMs: number
   totalMs: number
@@ -296,6 +319,37 @@ export function analyse(input: {
   report('events whose effect was never written', effectsMissing)
   report('events whose effect was written more than once', effectsDuplicated)
 
+  // Durable steps: each transactional step's effect exactly once per completed step job; no plain
+  // step run again once its record was written.
+  const stepJobs = facts.archive.filter((r) => r.name === 'chaos-steps' && r.status === 'completed')
+  const txCounts = new Map(facts.stepEffects.map((e) => [`${e.job_id} ${e.step}`, e.count]))
+  const stepEffectsWrong: string[] = []
+  for (const job of stepJobs) {
+    for (const step of ['tx-0', 'tx-1']) {
+      const count = txCounts.get(`${job.id} ${step}`) ?? 0
+      if (count !== 1) stepEffectsWrong.push(`job ${job.id} step ${step}: written ${count} times`)
+    }
+  }
+  if (stepJobs.length !== input.kinds.steps) {
+    violations.push(`${stepJobs.length} step jobs completed, ${input.kinds.steps} enqueued`)
+  }
+  const recordedAt = new Map(facts.steps.map((r) => [`${r.job_id} ${r.step}`, r.recorded_at]))
+  const completedStepsReRun: string[] = []
+  const plainRuns = new Map<string, number>()
+  for (const log of logs) {
+    for (const e of log.stepEffects) {
+      const key = `${e.id} ${e.step}`
+      plainRuns.set(key, (plainRuns.get(key) ?? 0) + 1)
+      const at = recordedAt.get(key)
+      if (at !== undefined && e.at > at)
+        completedStepsReRun.push(
+          `job ${e.id} step ${e.step}: ran at ${e.at}, recorded at ${at} (pid ${log.pid})`,
+        )
+    }
+  }
+  report('step jobs whose transactional effect was missing or duplicated', stepEffectsWrong)
+  report('plain steps run again after their record was written', completedStepsReRun)
+
   const noRunFinished: string[] = []
   const moreRunsThanClaims: string[] = []
   for (const row of facts.archive) {
@@ -304,8 +358,10 @@ export function analyse(input: {
     if (row.name !== 'chaos-effect' && !runs.some((r) => r.how === 'ok')) {
       noRunFinished.push(`id ${row.id} (${row.name}): ${runs.length} runs, none returned`)
     }
-    if (runs.length > row.attempts)
-      moreRunsThanClaims.push(`id ${row.id}: ${runs.length} runs, ${row.attempts} claims`)
+    // A run of steps put back after progress does not count its attempt (docs/steps.md).
+    const counted = runs.filter((r) => r.outcome !== 'suspended').length
+    if (counted > row.attempts)
+      moreRunsThanClaims.push(`id ${row.id}: ${counted} runs, ${row.attempts} claims`)
   }
   report('jobs archived as completed although no run of them returned', noRunFinished)
   report('jobs that ran more often than they were claimed', moreRunsThanClaims)
@@ -323,6 +379,7 @@ export function analyse(input: {
     cut: 0,
     restart: 0,
     timeout: 0,
+    suspended: 0,
     unattributed: 0,
   }
   const timedOut = (r: Run): boolean => r.outcome !== undefined && r.error === 'JobTimeoutError'
@@ -357,6 +414,7 @@ export function analyse(input: {
           (f.kind === 'restart' ? f.end : f.at) >= first.callStart,
       )
       if (cause) byCause[cause.kind]++
+      else if (first.outcome === 'suspended') byCause.suspended++
       else if (timedOut(first) && !endedInTime(first)) byCause.timeout++
       else {
         byCause.unattributed++
@@ -405,13 +463,19 @@ export function analyse(input: {
     reRuns,
     reRunsByCause: byCause,
     reRunsAfterFinish,
-    failedRuns: logs.reduce((a, l) => a + l.runs.filter((r) => r.outcome !== undefined).length, 0),
+    failedRuns: logs.reduce(
+      (a, l) => a + l.runs.filter((r) => r.outcome !== undefined && r.outcome !== 'suspended').length,
+      0,
+    ),
     lost: lost.length,
     overlaps: overlaps.length,
     insideLease: insideLease.length,
     deadLettered: facts.dead.length,
     effectsMissing: effectsMissing.length,
     effectsDuplicated: effectsDuplicated.length,
+    stepEffectsWrong: stepEffectsWrong.length,
+    completedStepsReRun: completedStepsReRun.length,
+    plainStepsRepeated: [...plainRuns.values()].filter((n) => n > 1).length,
     leftBehind,
     workMs: 0,
     totalMs: 0,

@@ -10,6 +10,7 @@
  *   D <t> <leaseFloor>                         a drain call starts; its leases last at least until leaseFloor
  *   S <job id> <attempt> <t> <deadline>        a handler starts (in the last D's drain); its signal fires at deadline
  *   E <job id> <attempt> <t> <how>             it ends: `ok` or the name of what it threw
+ *   T <job id> <step> <t>                      a plain step's effect happened (a step job's)
  *   F <job id> <attempt> <outcome> <error name> <message>   the drain reported the run as not completed
  *   R <t> <claimed> <completed> <failed> <handedBack> <lostLeases> <stoppedBy>   the drain call returned
  *   X <t> <message>                            the drain call threw
@@ -45,6 +46,7 @@ const { jobs, subscribers } = chaosJobs(
   {
     start: (id, attempt, deadline) => write(`S ${id} ${attempt} ${Date.now()} ${deadline}`),
     end: (id, attempt, how) => write(`E ${id} ${attempt} ${Date.now()} ${how}`),
+    effect: (id, step) => write(`T ${id} ${step} ${Date.now()}`),
   },
   schema,
 )

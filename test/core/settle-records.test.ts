@@ -48,6 +48,7 @@ test('completions round-trip every field', async () => {
       durationMs: 3_000_000_000,
       waitMs: 2_500_000_000,
       lagMs: 2_600_000_000,
+      result: '{"sum":41,"text":"quote \\" and comma , and brace }"}',
     },
     { id: '2', token, status: 'expired', durationMs: null, waitMs: 0 },
   ])
@@ -59,8 +60,9 @@ test('completions round-trip every field', async () => {
       duration_ms: 3_000_000_000,
       wait_ms: 2_500_000_000,
       lag_ms: 2_600_000_000,
+      result: { sum: 41, text: 'quote " and comma , and brace }' },
     },
-    { id: '2', token, status: 'expired', duration_ms: null, wait_ms: 0, lag_ms: null },
+    { id: '2', token, status: 'expired', duration_ms: null, wait_ms: 0, lag_ms: null, result: null },
   ])
 })
 

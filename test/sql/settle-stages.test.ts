@@ -30,7 +30,7 @@ describe('settle_complete', () => {
     const [out] = await s.sql<{ n: number; released: unknown[]; outcomes: unknown[]; admission: unknown[] }>(
       `SELECT * FROM $t.settle_complete(
          p_id => $1::bigint[], p_token => $2::uuid[], p_status => $3::text[], p_duration_ms => $4::bigint[],
-         p_wait_ms => $5::bigint[], p_lag_ms => $6::bigint[])`,
+         p_wait_ms => $5::bigint[], p_lag_ms => $6::bigint[], p_result => $7::text[])`,
       [
         [job.id, retried.id, stale.id],
         [job.token, retried.token, WRONG],
@@ -38,6 +38,7 @@ describe('settle_complete', () => {
         [25, 40, 1],
         [3, 4, 5],
         [null, null, null],
+        ['{"sent":true}', null, '"stale"'],
       ],
     )
     expect(out).toMatchObject({ n: 2, admission: [] })
@@ -48,12 +49,20 @@ describe('settle_complete', () => {
     // The unique key is released by after_end, from these records.
     expect(out!.released).toHaveLength(1)
     const archived = await s.sql<{ id: string; status: string; invocation: string; errors: unknown }>(
-      'SELECT id::text, status, invocation, errors FROM $t.archive ORDER BY id',
+      'SELECT id::text, status, invocation, errors, result FROM $t.archive ORDER BY id',
     )
     expect(archived).toEqual([
-      { id: job.id, status: 'completed', invocation: INV, errors: null },
-      { id: retried.id, status: 'completed', invocation: INV, errors: [{ attempt: 1, message: 'first' }] },
+      { id: job.id, status: 'completed', invocation: INV, errors: null, result: { sent: true } },
+      {
+        id: retried.id,
+        status: 'completed',
+        invocation: INV,
+        errors: [{ attempt: 1, message: 'first' }],
+        result: null,
+      },
     ])
+    // No job here had a parent: nothing for steps_children_ended.
+    expect(out).toMatchObject({ children: [] })
     // The late ack changed nothing.
     expect(await s.sql('SELECT id::text FROM $t.jobs')).toEqual([{ id: stale.id }])
     expect(await s.sql('SELECT status, jobs FROM $t.job_stats')).toEqual([{ status: 'completed', jobs: 2 }])
@@ -67,7 +76,7 @@ describe("settle_complete's admission records", () => {
     const [a, b] = [await policyJob(), await policyJob()]
     const [out] = await s.sql<{ admission: { lag_ms: number | null }[] }>(
       `SELECT admission FROM $t.settle_complete($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[],
-         $6::bigint[])`,
+         $6::bigint[], NULL::text[])`,
       [
         [a.id, b.id],
         [a.token, b.token],

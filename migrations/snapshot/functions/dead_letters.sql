@@ -9,6 +9,7 @@ AS $function$
 DECLARE
   v_n integer;
   v_ended jsonb;
+  v_children jsonb;
 BEGIN
   WITH dead AS (
     DELETE FROM :SLUICE_SCHEMA.jobs j
@@ -35,10 +36,15 @@ BEGIN
     RETURNING 1
   )
   SELECT count(*)::integer,
-         coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]')
-  INTO v_n, v_ended
+         coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.child_end(id, parent_id, false, NULL, e))
+                  FILTER (WHERE parent_id IS NOT NULL), '[]')
+  INTO v_n, v_ended, v_children
   FROM dead, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
   PERFORM :SLUICE_SCHEMA.after_end(v_ended);
+  IF jsonb_array_length(v_children) > 0 THEN
+    PERFORM :SLUICE_SCHEMA.steps_children_ended(v_children);
+  END IF;
   RETURN v_n;
 END
 $function$;

@@ -66,6 +66,23 @@ $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_events(p_events jsonb)
  RETURNS TABLE(queue text, jobs integer)
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(:SLUICE_SCHEMA.event_waits_lock());
+  RETURN QUERY
+  SELECT x.queue, sum(x.jobs)::integer
+  FROM (SELECT * FROM :SLUICE_SCHEMA.publish_fanout(p_events)
+        UNION ALL
+        -- Woken jobs name their queues (for their drains' wake-up) but are not jobs written.
+        SELECT w.queue, 0 FROM :SLUICE_SCHEMA.wake_event_waits(p_events) w) x
+  GROUP BY x.queue;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.publish_fanout(p_events jsonb)
+ RETURNS TABLE(queue text, jobs integer)
  LANGUAGE sql
  SET jit TO 'off'
 AS $function$

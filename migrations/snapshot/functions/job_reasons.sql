@@ -20,6 +20,8 @@ AS $function$
       THEN 'running (lease until ' || :SLUICE_SCHEMA.admission_iso(j.run_at) || ')'
     WHEN j.attempts >= j.max_attempts THEN 'out of attempts: maintenance moves it to the dead letters'
     ELSE coalesce(
+      CASE WHEN j.lease_token IS NULL AND (j.run_at > now() OR j.waiting > 0)
+           THEN :SLUICE_SCHEMA.step_reason(j.id, j.waiting, j.run_at) END,
       :SLUICE_SCHEMA.admission_reason(
         c.paused, c.breaker_until, c.held_until, p.paused, p.slow_until, j.run_at <= now(), j.run_at,
         CASE WHEN j.attempts > 0
@@ -54,4 +56,25 @@ AS $function$
   LEFT JOIN :SLUICE_SCHEMA.queue_leases l ON c.single_consumer AND l.queue = j.queue AND l.expires_at > now()
   LEFT JOIN :SLUICE_SCHEMA.unique_locks u
     ON u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at > now()
+$function$;
+
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.step_reason(p_job bigint, p_waiting integer, p_run_at timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT CASE
+    WHEN coalesce(p_waiting, 0) > 0 THEN (
+      SELECT string_agg(r.x, '; ' ORDER BY r.o) FROM (
+        SELECT format('waiting for event %s matching %s until %s', s.topic, s.match::text,
+                      :SLUICE_SCHEMA.admission_iso(s.wake_at)) AS x, s.seq AS o
+        FROM :SLUICE_SCHEMA.job_steps s WHERE s.job_id = p_job AND s.kind = 'event' AND s.state = 'waiting'
+        UNION ALL
+        SELECT format('waiting for %s child job%s', count(*), CASE WHEN count(*) = 1 THEN '' ELSE 's' END), min(s.seq)
+        FROM :SLUICE_SCHEMA.job_steps s WHERE s.job_id = p_job AND s.kind = 'invoke' AND s.state = 'waiting'
+        HAVING count(*) > 0) r)
+    WHEN p_run_at > now() AND EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.job_steps s WHERE s.job_id = p_job AND s.kind = 'sleep' AND s.wake_at > now())
+      THEN 'sleeping until ' || :SLUICE_SCHEMA.admission_iso(p_run_at)
+  END
 $function$;

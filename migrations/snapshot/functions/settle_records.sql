@@ -10,14 +10,14 @@ AS $function$
                                               'invocation', p_invocation))
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[])
- RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_completions(p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], p_result text[])
+ RETURNS TABLE(id bigint, token uuid, status text, duration_ms bigint, wait_ms bigint, lag_ms bigint, result jsonb)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms
-  FROM unnest(p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms)
-    AS a(id, token, status, duration_ms, wait_ms, lag_ms)
+  SELECT a.id, a.token, a.status, a.duration_ms, a.wait_ms, a.lag_ms, a.result::jsonb
+  FROM unnest(p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms, p_result)
+    AS a(id, token, status, duration_ms, wait_ms, lag_ms, result)
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_failures(p_id bigint[], p_token uuid[], p_error_name text[], p_error_message text[], p_error_code text[], p_delay_ms bigint[], p_final boolean[], p_keep_place timestamp with time zone[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], p_slow_down_ms bigint[])

@@ -31,7 +31,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_complete(p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], OUT n integer, OUT released jsonb, OUT outcomes jsonb, OUT admission jsonb)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_complete(p_id bigint[], p_token uuid[], p_status text[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], p_result text[], OUT n integer, OUT released jsonb, OUT outcomes jsonb, OUT admission jsonb, OUT children jsonb)
  RETURNS record
  LANGUAGE plpgsql
  SET jit TO 'off'
@@ -40,19 +40,20 @@ AS $function$
 BEGIN
   WITH done AS (
     DELETE FROM :SLUICE_SCHEMA.jobs j USING :SLUICE_SCHEMA.settle_completions(
-      p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms
+      p_id, p_token, p_status, p_duration_ms, p_wait_ms, p_lag_ms, p_result
     ) ok
     WHERE j.id = ok.id AND j.lease_token = ok.token
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.enqueued_at,
               j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id, ok.status AS s, ok.duration_ms AS d,
-              ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag, j.errors, j.leased_by
+              ok.wait_ms AS w, j.policy, j.partition_key, ok.lag_ms AS lag, j.errors, j.leased_by, ok.result AS r,
+              j.parent_id
   ), archived AS (
-    -- With the failed attempts before it, if any, and the invocation that ran it: the job's
-    -- timeline (0018_attempt_history.sql).
+    -- With the failed attempts before it, if any, the invocation that ran it (the job's timeline,
+    -- 0018_attempt_history.sql) and its result.
     INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
-                                        enqueued_at, duration_ms, wait_ms, errors, invocation)
+                                        enqueued_at, duration_ms, wait_ms, errors, invocation, result)
     SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w,
-           nullif(errors, '[]'::jsonb), leased_by
+           nullif(errors, '[]'::jsonb), leased_by, r
     FROM done
     RETURNING 1
   ), stats AS (
@@ -67,13 +68,18 @@ BEGIN
          -- Only an adaptive policy's jobs carry their lag, and only such a partition has anything
          -- to update (admission_settled).
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, true, lag, NULL))
-                  FILTER (WHERE policy IS NOT NULL AND lag IS NOT NULL), '[]')
-  INTO n, released, outcomes, admission
+                  FILTER (WHERE policy IS NOT NULL AND lag IS NOT NULL), '[]'),
+         -- Jobs that a parent invoked: their ends resolve the parent's steps (steps_children_ended).
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.child_end(id, parent_id, s = 'completed', r,
+                              CASE WHEN s <> 'completed' THEN jsonb_build_object(
+                                'name', 'JobExpiredError', 'message', 'The job expired in its queue') END))
+                  FILTER (WHERE parent_id IS NOT NULL), '[]')
+  INTO n, released, outcomes, admission, children
   FROM done, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, true) e;
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_fail(p_id bigint[], p_token uuid[], p_error_name text[], p_error_message text[], p_error_code text[], p_delay_ms bigint[], p_final boolean[], p_keep_place timestamp with time zone[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], p_slow_down_ms bigint[], OUT dead integer, OUT retried integer, OUT released jsonb, OUT outcomes jsonb, OUT admission jsonb)
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_fail(p_id bigint[], p_token uuid[], p_error_name text[], p_error_message text[], p_error_code text[], p_delay_ms bigint[], p_final boolean[], p_keep_place timestamp with time zone[], p_duration_ms bigint[], p_wait_ms bigint[], p_lag_ms bigint[], p_slow_down_ms bigint[], OUT dead integer, OUT retried integer, OUT released jsonb, OUT outcomes jsonb, OUT admission jsonb, OUT children jsonb)
  RETURNS record
  LANGUAGE plpgsql
  SET jit TO 'off'
@@ -95,7 +101,7 @@ BEGIN
               j.concurrency_key, j.unique_key, j.exclusive_key, j.batch_id,
               ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by) AS e,
               ko.duration_ms AS du, ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag,
-              ko.slow_down_ms AS slow
+              ko.slow_down_ms AS slow, j.parent_id
   ), buried AS (
     INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,
                                              last_error, errors, policy, partition_key)
@@ -115,8 +121,10 @@ BEGIN
          coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
-                  FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]')
-  INTO dead, released, v_dead_out, v_dead_adm
+                  FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]'),
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.child_end(id, parent_id, false, NULL, e))
+                  FILTER (WHERE parent_id IS NOT NULL), '[]')
+  INTO dead, released, v_dead_out, v_dead_adm, children
   FROM gone, LATERAL :SLUICE_SCHEMA.ended_job(id, concurrency_key, unique_key, exclusive_key, batch_id, false) x;
 
   -- Retries. In a single-consumer queue the job keeps its place at the head and the queue

@@ -46,11 +46,26 @@ export function jobOperations(sluice: Sluice): Operation[] {
         return { status: 200, body: job }
       },
     }),
+    operation({
+      method: 'post',
+      path: '/jobs/:id/cancel',
+      summary:
+        'Delete a job that waits (not running, in no batch), with its steps; the waiting children it invoked are cancelled too unless children=keep',
+      tags: ['jobs'],
+      mutation: true,
+      security: ADMIN,
+      params: s.jobParams,
+      query: s.cancelQuery,
+      responses: { ...done, ...mutationRefused, ...notFound, ...conflict },
+      async handle({ params, query }) {
+        await sluice.cancelJob(params.id, query.children === undefined ? {} : { children: query.children })
+        return ok
+      },
+    }),
     ...(
       [
         ['retry', 'Retry a job that failed and waits for its next attempt: due now', 'retryJob'],
         ['run-now', 'Make a waiting or scheduled job due now', 'runJobNow'],
-        ['cancel', 'Delete a job that waits (not running, in no batch)', 'cancelJob'],
       ] as const
     ).map(([verb, summary, control]) =>
       operation({

@@ -67,6 +67,33 @@ const jobAttempt = z.object({
     .nullable(),
 })
 
+const jobStep = z.object({
+  seq: z.number().meta({ description: 'Its position, 0 first' }),
+  name: z.string().meta({ description: 'Its name, with `:n` for the n-th repeat of a name' }),
+  kind: z.enum(['run', 'sleep', 'event', 'invoke']),
+  state: z.enum(['completed', 'waiting', 'failed']),
+  attempts: z.number().meta({ description: 'How many runs tried it' }),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  durationMs: z.number().nullable(),
+  wakeAt: z.string().nullable().meta({ description: "A sleep's end, or a wait's timeout" }),
+  resultBytes: z.number().nullable().meta({ description: 'Bytes of its stored result (JSON)' }),
+  error: z.unknown().nullable(),
+  topic: z.string().nullable().meta({ description: 'What an event wait waits for' }),
+  match: z.unknown().nullable(),
+  childId: z.string().nullable().meta({ description: 'The job an invoke enqueued' }),
+})
+
+/** Cancel's options: what becomes of the waiting children the job invoked. */
+export const cancelQuery = z
+  .object({
+    children: z.enum(['cancel', 'keep']).optional().meta({
+      description:
+        'The waiting children its ctx.invoke enqueued: cancelled with it (default), or left to run',
+    }),
+  })
+  .strict()
+
 export const jobResponse = jobRow.extend({
   state: z.enum([...JOB_STATES, ...ENDED_STATES]).meta({
     description:
@@ -84,6 +111,12 @@ export const jobResponse = jobRow.extend({
     description:
       'Its attempts, oldest first: each failure its error history keeps (the last ten), then the running one or the one that ended it',
   }),
+  result: z.unknown().nullable().meta({
+    description: "The handler's return value (JSON), for a completed job; null otherwise",
+  }),
+  steps: z
+    .array(jobStep)
+    .meta({ description: 'Its durable steps in call order; empty for a job without steps' }),
 })
 
 export const batchResponse = z.object({

@@ -57,7 +57,33 @@ ${job.batchId !== null ? html`<tr><th scope="row">Batch</th><td><a href="${view.
       ),
       job.attempts === 0 ? 'Not run yet.' : 'No attempt recorded.',
     )
+    const size = (n: number | null): string =>
+      n === null ? '—' : n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`
+    const steps = table(
+      'Steps',
+      ['#', 'Step', 'Kind', 'State', 'Attempts', 'Started', 'Took', 'Result', 'Error or wait'],
+      job.steps.map(
+        (s) => html`<tr data-step="${s.name}" data-step-state="${s.state}"><td class="num">${s.seq + 1}</td>
+<td class="mono">${s.name}</td><td>${s.kind}</td><td><span class="state ${s.state}">${s.state}</span></td>
+<td class="num">${s.attempts}</td><td>${time(s.startedAt)}</td>
+<td class="num">${s.durationMs === null ? '—' : duration(s.durationMs)}</td><td class="num">${size(s.resultBytes)}</td>
+<td class="error-text">${
+          s.error
+            ? `${s.error.name ?? 'Error'}: ${s.error.message ?? ''}`
+            : s.state === 'waiting'
+              ? s.kind === 'event'
+                ? html`event <span class="mono">${s.topic}</span> matching <span class="mono">${JSON.stringify(s.match)}</span> until ${time(s.wakeAt)}`
+                : html`job <a href="${view.base}/jobs/${s.childId}">${s.childId}</a>`
+              : s.kind === 'sleep'
+                ? html`until ${time(s.wakeAt)}`
+                : ''
+        }</td></tr>`,
+      ),
+      'No step.',
+    )
     const body = html`${actions}${facts}
+${job.steps.length > 0 ? section('Steps', steps) : EMPTY}
+${job.state === 'completed' && job.result !== null ? section('Result', pretty(job.result)) : EMPTY}
 ${section('Attempts', attempts)}
 ${section('Payload', pretty(job.payload))}
 ${section('Error history, newest first', errors)}`

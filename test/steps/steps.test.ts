@@ -1,0 +1,135 @@
+import { afterEach, describe, expect, test } from 'vitest'
+import { z } from 'zod'
+import { defineJob } from '../../src/index.js'
+import { makeSluice, type TestSluice } from '../helpers/db.js'
+
+let env: TestSluice | undefined
+afterEach(async () => {
+  await env?.cleanup()
+  env = undefined
+})
+
+describe('ctx.step', () => {
+  test('a completed step returns its stored result on a re-run, without running again', async () => {
+    const runs: string[] = []
+    let failOnce = true
+    const job = defineJob({
+      name: 'two-steps',
+      input: z.object({ n: z.number() }),
+      retry: { maxAttempts: 3, baseDelayMs: 0, jitter: 0 },
+      run: async (input, ctx) => {
+        const a = await ctx.step('a', () => {
+          runs.push('a')
+          return { doubled: input.n * 2, at: new Date(0) }
+        })
+        const b = await ctx.step('b', () => {
+          runs.push('b')
+          if (failOnce) {
+            failOnce = false
+            throw new Error('flaky')
+          }
+          return a.doubled + 1
+        })
+        return { a, b }
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    const { id } = await env.sluice.enqueue(job, { n: 20 })
+    await env.sluice.drain()
+    await env.sluice.drain()
+    expect(runs).toEqual(['a', 'b', 'b'])
+    const [archived] = await env.sql<{ result: unknown; attempts: number }>(
+      'SELECT result, attempts FROM $schema.archive WHERE id = $1',
+      [id],
+    )
+    // The first run and the replay see the same value: the stored JSON.
+    expect(archived).toEqual({
+      result: { a: { doubled: 40, at: '1970-01-01T00:00:00.000Z' }, b: 41 },
+      attempts: 2,
+    })
+    const steps = await env.sql(
+      'SELECT seq, name, state, attempts, result, error FROM $schema.job_steps ORDER BY seq',
+    )
+    expect(steps).toEqual([
+      {
+        seq: 0,
+        name: 'a',
+        state: 'completed',
+        attempts: 1,
+        result: { doubled: 40, at: '1970-01-01T00:00:00.000Z' },
+        error: null,
+      },
+      { seq: 1, name: 'b', state: 'completed', attempts: 2, result: 41, error: null },
+    ])
+  })
+
+  test('a repeated name gets an occurrence index; another order on a re-run is a NonDeterminismError', async () => {
+    let flip = false
+    const job = defineJob({
+      name: 'fickle',
+      input: z.object({}),
+      retry: { maxAttempts: 2, baseDelayMs: 0, jitter: 0 },
+      run: async (_input, ctx) => {
+        await ctx.step('x', () => 1)
+        await ctx.step('x', () => 2)
+        await ctx.step(flip ? 'z' : 'y', () => 3)
+        flip = true
+        throw new Error('again')
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    await env.sluice.enqueue(job, {})
+    await env.sluice.drain()
+    await env.sluice.drain()
+    const [dead] = await env.sluice.deadLetters.list()
+    expect(dead?.lastError).toMatchObject({ code: 'NON_DETERMINISM' })
+    expect(dead?.lastError?.message).toContain('Step "z" was called at position 3')
+    expect(dead?.lastError?.message).toContain('"y"')
+    const names = await env.sql('SELECT name FROM $schema.job_steps ORDER BY seq')
+    expect(names).toEqual([{ name: 'x' }, { name: 'x:1' }, { name: 'y' }])
+  })
+})
+
+describe('ctx.sleep', () => {
+  test('a sleep of 2 s suspends the job, attempt uncounted, and resumes it after ≥ 2 s and within the wake-up delay', async () => {
+    const runs: string[] = []
+    let sleptAt = 0
+    let resumedAt = 0
+    const job = defineJob({
+      name: 'sleeper',
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        sleptAt = await ctx.step('before', () => Date.now())
+        await ctx.sleep('nap', '2s')
+        resumedAt = await ctx.step('after', () => Date.now())
+        runs.push('after')
+        return 'rested'
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    const { id } = await env.sluice.enqueue(job, {})
+    const first = await env.sluice.drain()
+    expect(first).toMatchObject({ claimed: 1, completed: 0, failed: 0 })
+    const [waiting] = await env.sql<{ attempts: number; lease_token: string | null; run_at: Date }>(
+      'SELECT attempts, lease_token, run_at FROM $schema.jobs WHERE id = $1',
+      [id],
+    )
+    expect(waiting).toMatchObject({ attempts: 0, lease_token: null })
+    // Not due yet: a drain now finds nothing.
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
+    // A drain loop as a deployment's trigger runs it: every 50 ms, the wake-up delay's bound here.
+    const wakeUpDelayMs = 50
+    while (resumedAt === 0) {
+      await env.sluice.drain()
+      if (resumedAt === 0) await new Promise((r) => setTimeout(r, wakeUpDelayMs))
+    }
+    const slept = resumedAt - sleptAt
+    expect(slept).toBeGreaterThanOrEqual(2_000)
+    // The delay plus one drain's claim and run, with room for a loaded machine.
+    expect(slept).toBeLessThan(2_000 + wakeUpDelayMs + 1_000)
+    expect(runs).toEqual(['after'])
+    expect(await env.sql('SELECT result, attempts FROM $schema.archive')).toEqual([
+      { result: 'rested', attempts: 1 },
+    ])
+  })
+})
