@@ -6,7 +6,8 @@ import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure } from '../sql/index.js'
 import { suspendJob } from '../sql/steps.js'
 import { ResultTooLargeError } from '../steps/errors.js'
-import { type StepDeps, StepRun, Suspension, storedResult } from '../steps/run.js'
+import { type StepDeps, Suspension, storedResult } from '../steps/run.js'
+import { abortRun, RunContext, runSteps } from './context.js'
 
 /** What a drain gives the jobs it runs: subscribers' ctx.transaction, and what steps need. */
 export type DrainRuntime = SubscriberRuntime & { steps?: StepDeps }
@@ -265,56 +266,25 @@ export async function execute(
   const limit = Math.max(0, Math.min(job.timeout, options.deadline - started))
   // The job's signal is made when the handler first reads it: most handlers never do, and an
   // AbortController per job is a measurable share of a no-op job's cost.
-  let controller: AbortController | undefined
   let timedOut: JobTimeoutError | undefined
   /** Rejects the wait on the handler; set as the handler starts. */
-  let stop: ((error: JobTimeoutError) => void) | undefined
+  let stop: ((error: JobTimeoutError | Suspension) => void) | undefined
+  /** The suspension its steps asked for, if they did. */
+  let suspended: Suspension | undefined
+  // The job's signal and steps are made when the handler first reads them (see RunContext): most
+  // handlers never do, and an AbortController per job is a measurable share of a no-op job's cost.
+  const context = new RunContext(row, new Date(started + limit), options.steps, (suspension) => {
+    suspended = suspension
+    stop?.(suspension)
+  })
   // The limit is checked on the batch's shared timer. It runs from the job's start, hooks included;
   // it is cleared as soon as the handler's promise settles, whatever the outcome.
   const timeouts = options.timeouts ?? new Timeouts()
   const expiry = timeouts.add(started + limit, () => {
-    timedOut = new JobTimeoutError(limit, byDeadline, steps?.running)
-    controller?.abort(timedOut)
+    timedOut = new JobTimeoutError(limit, byDeadline, runSteps(context)?.running)
+    abortRun(context, timedOut)
     stop?.(timedOut)
   })
-  // The job's steps, made on the first call of one: a job without steps pays nothing for them.
-  let steps: StepRun | undefined
-  let suspended: Suspension | undefined
-  const stepsOf = (): StepRun => {
-    if (steps) return steps
-    if (!options.steps)
-      throw new SluiceError('UNSUPPORTED', 'Steps need a drain: this run has no database to record them.')
-    steps = new StepRun(options.steps, row, (suspension) => {
-      suspended = suspension
-      stop?.(suspension as never)
-    })
-    return steps
-  }
-  const step = Object.assign(<T>(name: string, fn: () => Promise<T> | T) => stepsOf().api().step(name, fn), {
-    transaction: <T>(name: string, fn: Parameters<JobContext['step']['transaction']>[1]) =>
-      stepsOf().api().step.transaction(name, fn) as Promise<T>,
-  }) as JobContext['step']
-  const context: JobContext = {
-    id: row.id,
-    name: row.name,
-    queue: row.queue,
-    attempt: row.attempts,
-    maxAttempts: row.max_attempts,
-    enqueuedAt: row.enqueued_at,
-    get signal(): AbortSignal {
-      if (!controller) {
-        controller = new AbortController()
-        if (timedOut) controller.abort(timedOut)
-      }
-      return controller.signal
-    },
-    deadline: new Date(started + limit),
-    step,
-    sleep: (name, duration) => stepsOf().api().sleep(name, duration),
-    sleepUntil: (name, until) => stepsOf().api().sleepUntil(name, until),
-    waitForEvent: (name, waitOptions) => stepsOf().api().waitForEvent(name, waitOptions),
-    invoke: (name, target, input) => stepsOf().api().invoke(name, target, input),
-  }
   const event = { job: job.name, queue: row.queue, input: parsed.data, context }
   const runtime = options.runtime ?? { transaction: undefined }
   let ran = false
@@ -358,7 +328,7 @@ export async function execute(
     const pause =
       error instanceof Suspension
         ? error
-        : steps?.progressed && error === timedOut && timedOut !== undefined
+        : runSteps(context)?.progressed && error === timedOut && timedOut !== undefined
           ? new Suspension(null, false)
           : undefined
     if (pause && options.steps && (error === suspended || error === timedOut)) {

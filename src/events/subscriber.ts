@@ -141,15 +141,16 @@ export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
     async handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime) {
       let used = false
       let skipped: AlreadyProcessedError | undefined
-      const context: SubscriberContext = {
-        ...ctx,
+      // The run's context with the event and the transaction on top: made from it (not copied),
+      // so that its signal and steps stay the run's own, made when first read.
+      const context: SubscriberContext = Object.assign(Object.create(ctx) as JobContext, {
         event: {
           topic: envelope.topic,
           id: envelope.eventId,
           headers: envelope.headers,
           publishedAt: new Date(envelope.publishedAt),
         },
-        async transaction(fn) {
+        async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
           if (!runtime.transaction) {
             throw new UnsupportedError(
               'ctx.transaction needs interactive transactions (pg, Neon Pool, PGlite); ' +
@@ -169,7 +170,7 @@ export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
           }
           return result.value
         },
-      }
+      }) as SubscriberContext
       try {
         return await options.run(envelope.payload as z.output<S>, context)
       } catch (error) {

@@ -182,14 +182,19 @@ describe('a wait and the deadline', () => {
     const { id } = await env.sluice.enqueue(job, {})
     const before = Date.now()
     await env.sluice.drain({ budgetMs: 800 })
-    const [row] = await env.sql<{ run_at: Date; waiting: number; attempts: number; lease_token: string | null }>(
-      'SELECT run_at, waiting, attempts, lease_token FROM $schema.jobs WHERE id = $1',
-      [id],
-    )
+    const [row] = await env.sql<{
+      run_at: Date
+      waiting: number
+      attempts: number
+      lease_token: string | null
+    }>('SELECT run_at, waiting, attempts, lease_token FROM $schema.jobs WHERE id = $1', [id])
     // Put back after progress (attempt uncounted), due when the wait times out.
     expect(row).toMatchObject({ waiting: 1, attempts: 0, lease_token: null })
     expect(row!.run_at.getTime()).toBeLessThan(before + 5_000)
-    await until(async () => (await env!.sluice.drain()).completed === 1, 'the timed-out wait to resume the job')
+    await until(
+      async () => (await env!.sluice.drain()).completed === 1,
+      'the timed-out wait to resume the job',
+    )
     expect(await env.sql('SELECT result FROM $schema.archive WHERE id = $1', [id])).toEqual([
       { result: { event: null } },
     ])

@@ -20,22 +20,26 @@ $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.step_record(p_job bigint, p_token uuid, p_seq integer, p_name text, p_kind text, p_state text, p_result jsonb, p_error jsonb, p_started_at timestamp with time zone, p_wake_at timestamp with time zone)
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
+#variable_conflict use_column
+DECLARE
+  v_n integer;
+BEGIN
   WITH held AS (
     SELECT j.id FROM :SLUICE_SCHEMA.jobs j WHERE j.id = p_job AND j.lease_token = p_token FOR SHARE
-  ), written AS (
-    INSERT INTO :SLUICE_SCHEMA.job_steps AS s (job_id, seq, name, kind, state, result, error, started_at,
-                                                finished_at, wake_at)
-    SELECT held.id, p_seq, p_name, p_kind, p_state, p_result, p_error, p_started_at, now(), p_wake_at FROM held
-    ON CONFLICT (job_id, seq) DO UPDATE
-    SET state = excluded.state, result = excluded.result, error = excluded.error, attempts = s.attempts + 1,
-        started_at = excluded.started_at, finished_at = excluded.finished_at, wake_at = excluded.wake_at
-    WHERE s.state = 'failed' AND s.kind = 'run' AND s.name = excluded.name
-    RETURNING 1
   )
-  SELECT EXISTS (SELECT 1 FROM written)
+  INSERT INTO :SLUICE_SCHEMA.job_steps AS s (job_id, seq, name, kind, state, result, error, started_at, finished_at,
+                                              wake_at)
+  SELECT held.id, p_seq, p_name, p_kind, p_state, p_result, p_error, p_started_at, now(), p_wake_at FROM held
+  ON CONFLICT (job_id, seq) DO UPDATE
+  SET state = excluded.state, result = excluded.result, error = excluded.error, attempts = s.attempts + 1,
+      started_at = excluded.started_at, finished_at = excluded.finished_at, wake_at = excluded.wake_at
+  WHERE s.state = 'failed' AND s.kind = 'run' AND s.name = excluded.name;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n > 0;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.step_suspend(p_job bigint, p_token uuid, p_until timestamp with time zone)
