@@ -90,6 +90,57 @@ describe('ctx.step', () => {
   })
 })
 
+describe('a lost lease', () => {
+  test('a step written after another drain took the job over is refused: nothing recorded, LEASE_LOST', async () => {
+    const seen: string[] = []
+    const job = defineJob({
+      name: 'taken-over',
+      input: z.object({}),
+      retry: 1,
+      run: async (_input, ctx) => {
+        await ctx.step('plain', async () => {
+          // Another drain takes the job over meanwhile (its lease ran out and it was claimed again).
+          await env!.sql('UPDATE $schema.jobs SET lease_token = gen_random_uuid() WHERE id = $1', [ctx.id])
+          return 1
+        })
+      },
+    })
+    const tx = defineJob({
+      name: 'taken-over-tx',
+      input: z.object({}),
+      retry: 1,
+      run: async (_input, ctx) => {
+        await env!.sql('UPDATE $schema.jobs SET lease_token = gen_random_uuid() WHERE id = $1', [ctx.id])
+        try {
+          await ctx.step.transaction('write', async (t) => {
+            seen.push('ran')
+            await t.query({ text: `INSERT INTO ${env!.schema}.effects VALUES (1)`, values: [] })
+          })
+        } catch (error) {
+          seen.push((error as { code?: string }).code ?? 'other')
+          throw error
+        }
+      },
+    })
+    env = await makeSluice({ jobs: [job, tx] })
+    await env.sql('CREATE TABLE $schema.effects (n int)')
+    await env.sluice.enqueue(job, {})
+    await env.sluice.enqueue(tx, {})
+    const runs: [string, string | undefined][] = []
+    await env.sluice.drain({
+      onJob: (run) => runs.push([run.name, (run.error as { code?: string } | undefined)?.code]),
+    })
+    expect(runs.sort()).toEqual([
+      ['taken-over', 'LEASE_LOST'],
+      ['taken-over-tx', 'LEASE_LOST'],
+    ])
+    // The transaction's function never ran: the lease was checked first.
+    expect(seen).toEqual(['LEASE_LOST'])
+    expect(await env.sql('SELECT count(*)::int AS n FROM $schema.effects')).toEqual([{ n: 0 }])
+    expect(await env.sql("SELECT name FROM $schema.job_steps WHERE state = 'completed'")).toEqual([])
+  })
+})
+
 describe('ctx.sleep', () => {
   test('a sleep of 2 s suspends the job, attempt uncounted, and resumes it after ≥ 2 s and within the wake-up delay', async () => {
     const runs: string[] = []
