@@ -40,11 +40,14 @@ CREATE INDEX job_steps_event_pattern ON :SLUICE_SCHEMA.job_steps (job_id)
 ALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN waiting integer, ADD COLUMN parent_id bigint;
 ALTER TABLE :SLUICE_SCHEMA.archive ADD COLUMN result jsonb;
 
+-- logged_at is when the event reached the bus (an outbox entry: when it was relayed), which a
+-- wait's look-back reads; published_at is the event's own time, as subscribers get it.
 CREATE TABLE :SLUICE_SCHEMA.event_log (
-  published_at timestamptz NOT NULL DEFAULT now(),
+  logged_at timestamptz NOT NULL DEFAULT now(),
+  published_at timestamptz NOT NULL,
   topic text NOT NULL,
   event_id text NOT NULL,
   payload jsonb NOT NULL,
   headers jsonb NOT NULL
 );
-CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (published_at);
+CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (logged_at);

@@ -94,13 +94,14 @@ CREATE INDEX event_deliveries_at ON :SLUICE_SCHEMA.event_deliveries USING brin (
 CREATE UNIQUE INDEX event_deliveries_pkey ON :SLUICE_SCHEMA.event_deliveries USING btree (event_id, subscriber);
 
 CREATE TABLE event_log (
-  published_at timestamp with time zone NOT NULL DEFAULT now(),
+  logged_at timestamp with time zone NOT NULL DEFAULT now(),
+  published_at timestamp with time zone NOT NULL,
   topic text NOT NULL,
   event_id text NOT NULL,
   payload jsonb NOT NULL,
   headers jsonb NOT NULL
 );
-CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (published_at);
+CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (logged_at);
 
 CREATE TABLE function_sources (
   name text NOT NULL,

@@ -68,7 +68,7 @@ export function pruneEventLog(t: string, keepMs: number, limit: number): Stateme
     text: `WITH gone AS (
   DELETE FROM ${t}.event_log
   WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${t}.event_log
-                          WHERE published_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2))
+                          WHERE logged_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2))
   RETURNING 1
 )
 SELECT count(*)::int AS n FROM gone`,

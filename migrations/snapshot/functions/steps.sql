@@ -91,10 +91,10 @@ BEGIN
   END IF;
   SELECT :SLUICE_SCHEMA.event_envelope(e.topic, e.event_id, e.payload, e.headers, e.published_at) INTO v_event
   FROM :SLUICE_SCHEMA.event_log e
-  WHERE e.published_at >= v_since
+  WHERE e.logged_at >= v_since
     AND ((p_regex IS NULL AND e.topic = p_topic) OR (p_regex IS NOT NULL AND ('.' || e.topic) ~ p_regex))
     AND e.payload @> p_match
-  ORDER BY e.published_at
+  ORDER BY e.logged_at
   LIMIT 1;
   IF v_event IS NOT NULL THEN
     INSERT INTO :SLUICE_SCHEMA.job_steps (job_id, seq, name, kind, state, result, finished_at, wake_at, topic,
