@@ -2,7 +2,7 @@
  * A/B: the drain loop of another revision against the working tree, interleaved on one fresh
  * database so that drift on a busy machine lands on both sides alike.
  *
- *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1]
+ *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1] [--publish]
  *
  * The revision's src/ is extracted with `git archive` into a temporary directory (with a
  * link to this checkout's node_modules) and imported from there. Prints, per side, median and best jobs/s over the rounds, and the
@@ -78,6 +78,47 @@ async function once(
   }
 }
 
+/**
+ * `--publish`: `n` events published one call each to a topic one subscriber listens on (its jobs
+ * are written, not run), with the same cost figures per event. A publish is one statement either
+ * side; what it writes and reads may differ.
+ */
+async function oncePublish(url: string, admin: ReturnType<typeof pool>, lib: SluiceLibrary, n: number) {
+  const { createSluice, defineSubscriber } = lib as SluiceLibrary & {
+    defineSubscriber: typeof import('../src/index.js').defineSubscriber
+  }
+  const schema = schemaName('abpub')
+  let statements = 0
+  const sluice = createSluice({
+    database: url,
+    schema,
+    jobs: [],
+    subscribers: [defineSubscriber({ name: 'listener', topic: 'bench.*', run: () => {} })],
+    env: {},
+    onQuery: () => {
+      statements++
+    },
+  })
+  try {
+    await sluice.migrate()
+    await settleDown(admin, schema)
+    statements = 0
+    const { ms, cost } = await metered(admin, n, async () => {
+      for (let i = 0; i < n; i++) await sluice.publish('bench.event', { n: i })
+    })
+    return {
+      jobsPerSecond: Math.round((n / ms) * 1000),
+      ...cost,
+      claimMs: 0,
+      settleMs: 0,
+      statements,
+    } satisfies Run
+  } finally {
+    await sluice.close()
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`)
+  }
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -85,6 +126,7 @@ async function main(): Promise<void> {
       jobs: { type: 'string', default: '20000' },
       rounds: { type: 'string', default: '4' },
       parallel: { type: 'string', default: '1' },
+      publish: { type: 'boolean', default: false },
     },
   })
   const rev = positionals[0]
@@ -102,7 +144,10 @@ async function main(): Promise<void> {
       // Alternate which side goes first.
       const order: ('A' | 'B')[] = r % 2 === 0 ? ['A', 'B'] : ['B', 'A']
       for (const side of order) {
-        const run = await once(db.url, admin, side === 'A' ? base.lib : current, n, parallel)
+        const lib = side === 'A' ? base.lib : current
+        const run = values.publish
+          ? await oncePublish(db.url, admin, lib, n)
+          : await once(db.url, admin, lib, n, parallel)
         runs[side].push(run)
         process.stderr.write(
           `round ${r + 1} ${side}: ${run.jobsPerSecond} jobs/s, ${run.serverUs} + ${run.clientUs} µs/job\n`,
@@ -114,7 +159,11 @@ async function main(): Promise<void> {
     await db.release()
   }
   const med = (xs: number[]): number => percentile(xs, 50)
-  console.log(`N = ${n}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved`)
+  console.log(
+    values.publish
+      ? `N = ${n} events published one call each (one subscriber), ${rounds} rounds each, interleaved; per event`
+      : `N = ${n}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved`,
+  )
   console.log(
     [
       'side',

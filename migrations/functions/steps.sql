@@ -55,7 +55,10 @@ BEGIN
   WITH back AS (
     UPDATE :SLUICE_SCHEMA.jobs j
     SET lease_token = NULL, leased_by = NULL, attempts = greatest(j.attempts - 1, 0),
-        run_at = CASE WHEN coalesce(j.waiting, 0) > 0
+        -- Its open waits are counted in jobs.waiting, and read from its steps too: a dead letter
+        -- retried while a wait of its was open comes back with no count.
+        run_at = CASE WHEN coalesce(j.waiting, 0) > 0 OR EXISTS (
+                        SELECT 1 FROM :SLUICE_SCHEMA.job_steps s WHERE s.job_id = j.id AND s.state = 'waiting')
                       THEN coalesce((SELECT min(s.wake_at) FROM :SLUICE_SCHEMA.job_steps s
                                      WHERE s.job_id = j.id AND s.state = 'waiting'),
                                     :SLUICE_SCHEMA.steps_never())

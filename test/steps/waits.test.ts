@@ -319,3 +319,37 @@ describe('cancel', () => {
     ])
   })
 })
+
+describe('a dead letter with an open wait', () => {
+  test('retried, it waits again (not a busy loop), and the event resumes it', async () => {
+    let runs = 0
+    const job = defineJob({
+      name: 'wait-then-fail',
+      input: z.object({}),
+      retry: 1,
+      run: async (_input, ctx) => {
+        runs++
+        // The first run records its wait and fails beside it: dead-lettered with the wait open.
+        const [event] = await Promise.all([
+          ctx.waitForEvent('go', { topic: 'go.now', timeout: '1h' }),
+          runs === 1 ? Promise.reject(new Error('broken beside the wait')) : Promise.resolve(),
+        ])
+        return event?.payload ?? null
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    const { id } = await env.sluice.enqueue(job, {})
+    await env.sluice.drain()
+    expect(await env.sluice.deadLetters.list()).toHaveLength(1)
+    await env.sluice.deadLetters.retry(id!)
+    await env.sluice.drain()
+    await env.sluice.drain()
+    // One run after the retry, then it waits: due at the wait's timeout, not now.
+    expect(runs).toBe(2)
+    const [row] = await env.sql<{ run_at: Date }>('SELECT run_at FROM $schema.jobs WHERE id = $1', [id])
+    expect(row!.run_at.getTime()).toBeGreaterThan(Date.now() + 30 * 60_000)
+    await env.sluice.publish('go.now', { ok: true })
+    await env.sluice.drain()
+    expect(await env.sluice.result(id!)).toMatchObject({ state: 'completed', result: { ok: true } })
+  })
+})
