@@ -42,7 +42,9 @@ ALTER TABLE :SLUICE_SCHEMA.archive ADD COLUMN result jsonb;
 
 -- logged_at is when the event reached the bus (an outbox entry: when it was relayed), which a
 -- wait's look-back reads; published_at is the event's own time, as subscribers get it.
-CREATE TABLE :SLUICE_SCHEMA.event_log (
+-- Unlogged: no WAL for a publish to pay. A crash empties it, which loses nothing a wait needs:
+-- the runs a crash interrupts start again after it, and look back only that far.
+CREATE UNLOGGED TABLE :SLUICE_SCHEMA.event_log (
   logged_at timestamptz NOT NULL DEFAULT now(),
   published_at timestamptz NOT NULL,
   topic text NOT NULL,

@@ -1,6 +1,6 @@
 import { PermanentJobError, SlowDownError, SluiceError } from '../errors.js'
 import type { EventEnvelope, SubscriberRuntime } from '../events/subscriber.js'
-import type { AnyJob, JobContext } from '../jobs/define.js'
+import type { AnyJob } from '../jobs/define.js'
 import { backoffDelay } from '../jobs/define.js'
 import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure } from '../sql/index.js'

@@ -198,7 +198,7 @@ export const migrations: readonly Migration[] = [
       "CREATE INDEX job_steps_event_pattern ON :SLUICE_SCHEMA.job_steps (job_id)\n  WHERE kind = 'event' AND state = 'waiting' AND regex IS NOT NULL",
       "ALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN waiting integer, ADD COLUMN parent_id bigint",
       "ALTER TABLE :SLUICE_SCHEMA.archive ADD COLUMN result jsonb",
-      "-- logged_at is when the event reached the bus (an outbox entry: when it was relayed), which a\n-- wait's look-back reads; published_at is the event's own time, as subscribers get it.\nCREATE TABLE :SLUICE_SCHEMA.event_log (\n  logged_at timestamptz NOT NULL DEFAULT now(),\n  published_at timestamptz NOT NULL,\n  topic text NOT NULL,\n  event_id text NOT NULL,\n  payload jsonb NOT NULL,\n  headers jsonb NOT NULL\n)",
+      "-- logged_at is when the event reached the bus (an outbox entry: when it was relayed), which a\n-- wait's look-back reads; published_at is the event's own time, as subscribers get it.\n-- Unlogged: no WAL for a publish to pay. A crash empties it, which loses nothing a wait needs:\n-- the runs a crash interrupts start again after it, and look back only that far.\nCREATE UNLOGGED TABLE :SLUICE_SCHEMA.event_log (\n  logged_at timestamptz NOT NULL DEFAULT now(),\n  published_at timestamptz NOT NULL,\n  topic text NOT NULL,\n  event_id text NOT NULL,\n  payload jsonb NOT NULL,\n  headers jsonb NOT NULL\n)",
       "CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (logged_at)"
     ]
   }
