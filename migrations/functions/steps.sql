@@ -135,7 +135,7 @@ BEGIN
   FROM :SLUICE_SCHEMA.event_log e
   WHERE e.logged_at >= v_since
     AND ((p_regex IS NULL AND e.topic = p_topic) OR (p_regex IS NOT NULL AND ('.' || e.topic) ~ p_regex))
-    AND e.payload @> p_match
+    AND (p_match = '{}'::jsonb OR e.payload @> p_match)
   ORDER BY e.logged_at
   LIMIT 1;
   IF v_event IS NOT NULL THEN
@@ -261,7 +261,7 @@ BEGIN
     FROM ev
     WHERE s.kind = 'event' AND s.state = 'waiting'
       AND ((s.regex IS NULL AND s.topic = ev.t) OR (s.regex IS NOT NULL AND ('.' || ev.t) ~ s.regex))
-      AND ev.p @> s.match
+      AND (s.match = '{}'::jsonb OR ev.p @> s.match)
     RETURNING s.job_id
   )
   SELECT array_agg(job_id), array_agg(n) INTO v_jobs, v_counts

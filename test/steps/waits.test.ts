@@ -54,6 +54,31 @@ describe('ctx.waitForEvent', () => {
     ])
   })
 
+  test('without match, any payload matches: an object, a number, an array or null', async () => {
+    const seen: unknown[] = []
+    const job = defineJob({
+      name: 'await-anything',
+      input: z.object({ topic: z.string() }),
+      run: async (input, ctx) => {
+        const event = await ctx.waitForEvent('any', { topic: input.topic, timeout: '1h' })
+        seen.push(event?.payload)
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    const payloads: [string, unknown][] = [
+      ['any.object', { a: 1 }],
+      ['any.number', 42],
+      ['any.array', [1, 2]],
+      ['any.null', null],
+    ]
+    for (const [topic] of payloads) await env.sluice.enqueue(job, { topic })
+    await env.sluice.drain()
+    for (const [topic, payload] of payloads) await env.sluice.publish(topic, payload)
+    await env.sluice.drain()
+    expect(seen).toHaveLength(4)
+    expect(seen).toEqual(expect.arrayContaining([{ a: 1 }, 42, [1, 2], null]))
+  })
+
   test('the timeout resumes the job with null', async () => {
     const seen: unknown[] = []
     const job = waiter(seen, 300)
