@@ -157,6 +157,10 @@ try {
     `throughput (median of ${values.rounds}): plain ${median(tp.plain).toFixed(0)} jobs/s, ` +
       `concurrency+throttle+fair ${median(tp.policy).toFixed(0)} jobs/s, ratio ${ratio.toFixed(2)}×`,
   )
+  // The target bench/README.md states for admission control.
+  console.log(
+    `target: policy throughput ≥ 0.7× plain: ${ratio >= 0.7 ? 'PASS' : 'MISS'} (${ratio.toFixed(2)}×)`,
+  )
 } finally {
   await pool.end()
 }
