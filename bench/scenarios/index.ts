@@ -10,6 +10,7 @@ import { network } from './network.js'
 import { processing } from './processing.js'
 import { rawProbe } from './raw-probe.js'
 import { statements } from './statements.js'
+import { steps } from './steps.js'
 import { wakeLatency } from './wake-latency.js'
 
 /** Every scenario, in run order. A new scenario is a module here plus one line below. */
@@ -26,4 +27,5 @@ export const scenarios: readonly Scenario[] = [
   heldXmin,
   cost,
   edge,
+  steps,
 ]
