@@ -160,6 +160,17 @@ export class SlowDownError extends SluiceError {
   }
 }
 
+/**
+ * An error as a failed attempt or step stores it: its name, message (at most 4,000 characters)
+ * and, for Sluice's own errors, its code.
+ */
+export function describeError(error: unknown): { name: string; message: string; code?: string } {
+  if (error instanceof SluiceError)
+    return { name: error.name, message: error.message.slice(0, 4000), code: error.code }
+  if (error instanceof Error) return { name: error.name, message: error.message.slice(0, 4000) }
+  return { name: 'Error', message: String(error).slice(0, 4000) }
+}
+
 /** Converts zod issues (or anything shaped like them) into Sluice issues. */
 export function toIssues(
   issues: readonly { path: readonly PropertyKey[]; message: string; code?: string }[],

@@ -1,4 +1,4 @@
-import { PermanentJobError, SlowDownError, SluiceError } from '../errors.js'
+import { describeError, PermanentJobError, SlowDownError, SluiceError } from '../errors.js'
 import type { EventEnvelope, SubscriberRuntime } from '../events/subscriber.js'
 import type { AnyJob } from '../jobs/define.js'
 import { backoffDelay } from '../jobs/define.js'
@@ -137,13 +137,6 @@ export class Timeouts {
   }
 }
 
-function describe(error: unknown): { name: string; message: string; code?: string } {
-  if (error instanceof SluiceError)
-    return { name: error.name, message: error.message.slice(0, 4000), code: error.code }
-  if (error instanceof Error) return { name: error.name, message: error.message.slice(0, 4000) }
-  return { name: 'Error', message: String(error).slice(0, 4000) }
-}
-
 /** A failed attempt's outcome: retried after `delayMs`, or dead-lettered when `permanent` or out of attempts. */
 function failed(
   row: ClaimedRow,
@@ -160,7 +153,7 @@ function failed(
     token: row.token,
     waitMs,
     lagMs,
-    error: describe(error),
+    error: describeError(error),
     delayMs,
     final,
     durationMs: Date.now() - started,
@@ -264,19 +257,14 @@ export async function execute(
 
   const byDeadline = options.deadline - started < job.timeout
   const limit = Math.max(0, Math.min(job.timeout, options.deadline - started))
-  // The job's signal is made when the handler first reads it: most handlers never do, and an
-  // AbortController per job is a measurable share of a no-op job's cost.
   let timedOut: JobTimeoutError | undefined
-  /** Rejects the wait on the handler; set as the handler starts. */
+  /** Rejects the wait on the handler (its time limit, or its steps suspending it); set as the handler starts. */
   let stop: ((error: JobTimeoutError | Suspension) => void) | undefined
-  /** The suspension its steps asked for, if they did. */
-  let suspended: Suspension | undefined
   // The job's signal and steps are made when the handler first reads them (see RunContext): most
   // handlers never do, and an AbortController per job is a measurable share of a no-op job's cost.
-  const context = new RunContext(row, new Date(started + limit), options.steps, (suspension) => {
-    suspended = suspension
-    stop?.(suspension)
-  })
+  const context = new RunContext(row, new Date(started + limit), options.steps, (suspension) =>
+    stop?.(suspension),
+  )
   // The limit is checked on the batch's shared timer. It runs from the job's start, hooks included;
   // it is cleared as soon as the handler's promise settles, whatever the outcome.
   const timeouts = options.timeouts ?? new Timeouts()
@@ -324,16 +312,13 @@ export async function execute(
         }),
     )
   } catch (error) {
-    // A run of steps that stops for now: put back by its own statement, attempt uncounted.
-    const pause =
-      error instanceof Suspension
-        ? error
-        : runSteps(context)?.progressed && error === timedOut && timedOut !== undefined
-          ? new Suspension(null, false)
-          : undefined
-    if (pause && options.steps && (error === suspended || error === timedOut)) {
+    // A run of steps that stops for now (its steps suspended it, or its time limit came after new
+    // steps completed): put back by its own statement, attempt uncounted.
+    const progressed = timedOut !== undefined && error === timedOut && runSteps(context)?.progressed === true
+    if (options.steps && (error instanceof Suspension || progressed)) {
       timeouts.clear(expiry)
-      return suspend(options.steps, row, pause, error === timedOut)
+      const pause = error instanceof Suspension ? error : new Suspension(null, false)
+      return suspend(options.steps, row, pause, progressed)
     }
     if (!ran) {
       const outcome = failed(

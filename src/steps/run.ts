@@ -1,5 +1,5 @@
 import type { Db, Queryable, Statement } from '../db/types.js'
-import { SluiceError, UnsupportedError, ValidationError } from '../errors.js'
+import { describeError, UnsupportedError, ValidationError } from '../errors.js'
 import { assertPattern, patternRegex } from '../events/topics.js'
 import type { AnyJob } from '../jobs/define.js'
 import { prepare, resolveJob } from '../jobs/enqueue.js'
@@ -83,13 +83,6 @@ function checkName(name: unknown): string {
   }
   return name
 }
-
-const describe = (error: unknown): { name: string; message: string; code?: string } =>
-  error instanceof SluiceError
-    ? { name: error.name, message: error.message.slice(0, 4000), code: error.code }
-    : error instanceof Error
-      ? { name: error.name, message: error.message.slice(0, 4000) }
-      : { name: 'Error', message: String(error).slice(0, 4000) }
 
 /**
  * One run's steps: positions given in call order, the job's recorded steps loaded on first use,
@@ -210,7 +203,9 @@ export class StepRun {
       } catch (error) {
         // Best effort: the step's failure shows on the job's page; the attempt fails either way.
         await this.deps.db
-          .query(recordStep(this.deps.t, this.record(seq, id, 'failed', null, describe(error), startedAt)))
+          .query(
+            recordStep(this.deps.t, this.record(seq, id, 'failed', null, describeError(error), startedAt)),
+          )
           .catch(() => undefined)
         throw error
       } finally {
@@ -278,7 +273,9 @@ export class StepRun {
       } catch (error) {
         if (!(error instanceof LeaseLostError)) {
           await db
-            .query(recordStep(this.deps.t, this.record(seq, id, 'failed', null, describe(error), startedAt)))
+            .query(
+              recordStep(this.deps.t, this.record(seq, id, 'failed', null, describeError(error), startedAt)),
+            )
             .catch(() => undefined)
         }
         throw error
