@@ -1,7 +1,7 @@
 /**
  * The schema as the migrations and function files leave it, in a stable text form, split by
- * concept into migrations/snapshot/: `tables.sql` (each table's columns and constraints, with its
- * indexes), `types.sql` (composite types and views), and `functions/<file>.sql`, one per file
+ * concept into migrations/snapshot/: `tables/<table>.sql` (each table's columns and constraints,
+ * with its indexes), `types.sql` (composite types and views), and `functions/<file>.sql`, one per file
  * of migrations/functions, holding the definitions that file creates (`functions/other.sql` for
  * any that no file creates). Everything in name order, with the schema's name written
  * `:SLUICE_SCHEMA`. `npm run schema:snapshot` migrates a fresh schema on DATABASE_URL (or an
@@ -35,9 +35,10 @@ function definingFiles(): Map<string, string> {
 
 /** The snapshot's files, by path relative to migrations/snapshot/. */
 export async function snapshot(query: Query, schema: string): Promise<Map<string, string>> {
-  const tablesOut: string[] = []
+  const tablesOut = new Map<string, string[]>()
   const tables = await query(
-    `SELECT c.oid::text AS oid, c.relname AS name, coalesce(array_to_string(c.reloptions, ', '), '') AS options
+    `SELECT c.oid::text AS oid, c.relname AS name, coalesce(array_to_string(c.reloptions, ', '), '') AS options,
+            CASE c.relpersistence WHEN 'u' THEN 'UNLOGGED ' ELSE '' END AS persistence
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
     [schema],
@@ -71,11 +72,11 @@ export async function snapshot(query: Query, schema: string): Promise<Map<string
       )
     ).map((r) => `${r.def};`)
     const options = table.options ? ` WITH (${table.options})` : ''
-    tablesOut.push(
+    tablesOut.set(table.name!, [
       '',
-      `CREATE TABLE ${table.name} (\n  ${[...lines, ...constraints].join(',\n  ')}\n)${options};`,
+      `CREATE ${table.persistence}TABLE ${table.name} (\n  ${[...lines, ...constraints].join(',\n  ')}\n)${options};`,
       ...indexes,
-    )
+    ])
   }
   const typesOut: string[] = []
   const types = await query(
@@ -118,12 +119,13 @@ export async function snapshot(query: Query, schema: string): Promise<Map<string
     byFile.set(file, out)
   }
   const files = new Map<string, string>([
-    [
-      'tables.sql',
-      HEADER('Tables (columns, constraints, options), each with its indexes.') + tablesOut.join('\n'),
-    ],
     ['types.sql', HEADER('Composite types and views.') + typesOut.join('\n')],
   ])
+  for (const [name, out] of tablesOut)
+    files.set(
+      `tables/${name}.sql`,
+      HEADER(`Table ${name} (columns, constraints, options) with its indexes.`) + out.join('\n'),
+    )
   for (const [file, out] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) {
     const source = file.replace(/^functions\//, 'migrations/functions/')
     const what =
