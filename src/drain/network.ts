@@ -4,6 +4,8 @@ import type { Db } from '../db/types.js'
 export const NEAR_MS = 5
 /** Round trips timed before the estimate is trusted: until then the drain keeps one claim in flight. */
 export const NETWORK_SAMPLES = 12
+/** A round trip whose event loop was busy for more of it than this (and than NEAR_MS) is not timed. */
+export const BUSY_SHARE = 0.25
 
 /** A statement's send: when, and the event loop's busy time then. */
 export interface Sent {
@@ -19,6 +21,13 @@ export interface Sent {
  * loaded machine only ever adds. Zero until NETWORK_SAMPLES round trips are timed, and below
  * NEAR_MS. Kept per database client across drains (`networkOf`): a warm function's drains start
  * from what its earlier drains measured.
+ *
+ * The busy time is subtracted whole, though only the part after the answer arrived delayed it: a
+ * round trip busy for more than BUSY_SHARE of its length, and for more than NEAR_MS (handlers that
+ * ran while it was in flight, or a loaded machine that descheduled this process), says little
+ * about the network and is not timed: subtracting so much would make a far database look near for
+ * good. Busy for less than NEAR_MS, a round trip can at worst make a database near by NEAR_MS look
+ * near.
  */
 /**
  * Milliseconds this event loop has spent busy, from Node's global `performance` (the same object
@@ -39,8 +48,13 @@ export class NetworkShare {
 
   /** Times a round trip sent at `sent` that has just come back. */
   record(sent: Sent, serverMs: number): void {
-    const busy = busyMs() - sent.active
-    this.add(performance.now() - sent.at - serverMs - busy)
+    this.time(performance.now() - sent.at, serverMs, busyMs() - sent.active)
+  }
+
+  /** Times one round trip of `roundTripMs`, `serverMs` of it on the server, with the event loop busy for `busyMs`. */
+  time(roundTripMs: number, serverMs: number, busyMs: number): void {
+    if (busyMs > Math.max(NEAR_MS, roundTripMs * BUSY_SHARE)) return
+    this.add(roundTripMs - serverMs - busyMs)
   }
 
   /** One round trip's network share, ms. */

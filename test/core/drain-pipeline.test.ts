@@ -11,7 +11,9 @@ import { mostAtOnce, type Span as Timed } from '../helpers/overlap.js'
  * flight and how many overlapped.
  */
 
-const RTT_MS = 25
+// Far enough that a second claim in flight pays even when a loaded machine slows the server's
+// statements and the handlers' batches several times over.
+const RTT_MS = 80
 
 interface Span extends Timed {
   kind: string

@@ -38,3 +38,24 @@ test('claims received together are taken as one: limits add, defers join, flags 
   const alone = merged(second, { limit: 3, defer: [] }, { rows: [row(3)], cut: false, more: true }, false)
   expect(alone).toEqual({ limit: 3, defer: [], got: { rows: [row(3)], cut: false, more: true } })
 })
+
+test('a round trip the event loop was busy for much of is not timed: a loaded machine does not make a far database near', () => {
+  const share = new NetworkShare()
+  // 40 ms away; every other round trip ran beside handlers (or a descheduled process) for most of it.
+  for (let i = 0; i < NETWORK_SAMPLES * 2; i++) {
+    if (i % 2 === 0) share.time(44, 2, 30)
+    else share.time(45, 3, 1)
+  }
+  expect(share.ms).toBe(41)
+  // Busy for a quarter of it: still timed, the busy time taken off.
+  share.time(40, 2, 10)
+  expect(share.ms).toBe(28)
+  // Untimed round trips do not count toward the samples needed.
+  const busy = new NetworkShare()
+  for (let i = 0; i < NETWORK_SAMPLES * 2; i++) busy.time(50, 2, 40)
+  expect(busy.ms).toBe(0)
+  // A near database's round trips are short: a few ms busy is no reason to skip them.
+  const near = new NetworkShare()
+  for (let i = 0; i < NETWORK_SAMPLES; i++) near.time(i === 0 ? 3 : 40, 0.5, i === 0 ? 2 : 0)
+  expect(near.ms).toBe(0)
+})
