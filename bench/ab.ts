@@ -2,7 +2,10 @@
  * A/B: the drain loop of another revision against the working tree, interleaved on one fresh
  * database so that drift on a busy machine lands on both sides alike.
  *
- *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1] [--publish]
+ *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1] [--publish | --policy]
+ *
+ * `--policy` drains jobs under bench/lib/admission-jobs.ts's admission policy (concurrency +
+ * throttle + fair over 100 partitions) instead of plain ones.
  *
  * The revision's src/ is extracted with `git archive` into a temporary directory (with a
  * link to this checkout's node_modules) and imported from there. Prints, per side, median and best jobs/s over the rounds, and the
@@ -14,6 +17,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { GOVERNED } from './lib/admission-jobs.js'
 import { metered } from './lib/cpu.js'
 import { provision } from './lib/database.js'
 import { pool, settleDown } from './lib/pg.js'
@@ -53,8 +57,9 @@ async function once(
   lib: SluiceLibrary,
   n: number,
   parallel: number,
+  policy: boolean,
 ) {
-  const b = await openSluice(url, schemaName('ab'), {}, lib)
+  const b = await openSluice(url, schemaName('ab'), {}, lib, policy ? { admission: GOVERNED } : {})
   try {
     await fillSluice(b, n)
     await settleDown(admin, b.schema)
@@ -127,6 +132,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '4' },
       parallel: { type: 'string', default: '1' },
       publish: { type: 'boolean', default: false },
+      policy: { type: 'boolean', default: false },
     },
   })
   const rev = positionals[0]
@@ -147,7 +153,7 @@ async function main(): Promise<void> {
         const lib = side === 'A' ? base.lib : current
         const run = values.publish
           ? await oncePublish(db.url, admin, lib, n)
-          : await once(db.url, admin, lib, n, parallel)
+          : await once(db.url, admin, lib, n, parallel, values.policy)
         runs[side].push(run)
         process.stderr.write(
           `round ${r + 1} ${side}: ${run.jobsPerSecond} jobs/s, ${run.serverUs} + ${run.clientUs} µs/job\n`,
@@ -162,7 +168,7 @@ async function main(): Promise<void> {
   console.log(
     values.publish
       ? `N = ${n} events published one call each (one subscriber), ${rounds} rounds each, interleaved; per event`
-      : `N = ${n}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved`,
+      : `N = ${n}${values.policy ? ' under an admission policy' : ''}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved`,
   )
   console.log(
     [

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { Db, QueryEvent, Sluice, SluiceOptions } from '../../src/index.js'
+import type { AdmissionOptions, Db, QueryEvent, Sluice, SluiceOptions } from '../../src/index.js'
 import * as current from '../../src/index.js'
 
 export const QUEUE = 'bench'
@@ -49,13 +49,21 @@ export async function openSluice(
   schema: string,
   options: Pick<SluiceOptions, 'drain'> = {},
   { createSluice, defineJob }: SluiceLibrary = current,
-  { migrate = true }: { migrate?: boolean } = {},
+  {
+    migrate = true,
+    admission,
+  }: {
+    migrate?: boolean
+    /** The job's admission policy (bench/ab.ts --policy); none by default. */
+    admission?: AdmissionOptions<{ n: number }>
+  } = {},
 ): Promise<BenchSluice> {
   const handled = { count: 0 }
   const job = defineJob({
     name: JOB,
     queue: QUEUE,
     input: z.object({ n: z.number().int() }),
+    ...(admission ? { admission } : {}),
     run: async () => {
       handled.count++
     },

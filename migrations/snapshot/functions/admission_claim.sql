@@ -3,9 +3,13 @@
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])
  RETURNS integer
- LANGUAGE sql
+ LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
 AS $function$
+#variable_conflict use_column
+DECLARE
+  v_n integer;
+BEGIN
   WITH n AS (
     SELECT c.policy, c.partition_key, count(*)::integer AS n
     FROM unnest(p_policies, p_parts) AS c(policy, partition_key)
@@ -21,7 +25,9 @@ AS $function$
     WHERE p.policy = n.policy AND p.partition_key = n.partition_key
     RETURNING 1
   )
-  SELECT count(*)::integer FROM charged
+  SELECT count(*)::integer INTO v_n FROM charged;
+  RETURN v_n;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit integer)
@@ -75,9 +81,11 @@ BEGIN
       AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
       AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
            OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
-                SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
-                WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
-                  AND a.run_at > now()))
+                SELECT count(*) FROM (
+                  SELECT FROM :SLUICE_SCHEMA.jobs a
+                  WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
+                    AND a.run_at > now()
+                  ORDER BY a.policy, a.partition_key, a.run_at) running))
     ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
     LIMIT p_limit
     FOR UPDATE OF p SKIP LOCKED
@@ -88,18 +96,23 @@ BEGIN
   END IF;
 
   -- A statement that starts after the locks are held: its counts see every claim that held them before.
+  -- Materialized: the outer query reads by_cap three times, and each read would count again.
   RETURN QUERY
-  WITH rooms AS (
+  WITH rooms AS MATERIALIZED (
     SELECT l.policy, l.partition_key, l.queue, l.quantum, l.by_tokens,
            CASE WHEN l.cap IS NULL THEN p_limit
                 ELSE greatest(0, l.cap - (
-                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
-                  WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_token IS NOT NULL
-                    AND a.run_at > now())) END AS by_cap,
+                  SELECT count(*)::integer FROM (
+                    SELECT FROM :SLUICE_SCHEMA.jobs a
+                    WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_token IS NOT NULL
+                      AND a.run_at > now()
+                    ORDER BY a.policy, a.partition_key, a.run_at) running)) END AS by_cap,
            CASE WHEN g.global_max IS NULL THEN NULL
                 ELSE greatest(0, g.global_max - (
-                  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
-                  WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now())) END AS by_global
+                  SELECT count(*)::integer FROM (
+                    SELECT FROM :SLUICE_SCHEMA.jobs a
+                    WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now()
+                    ORDER BY a.policy, a.partition_key, a.run_at) running)) END AS by_global
     FROM unnest(v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps)
            AS l(policy, partition_key, queue, quantum, by_tokens, cap)
     LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy

@@ -1,0 +1,81 @@
+/**
+ * The claim counts each admitting partition's running jobs on jobs_admitted (policy, partition,
+ * due), whatever the statistics say. Statistics taken while no job ran (autovacuum's, or an
+ * operator's ANALYZE) make jobs_leased, every leased job of every queue, look the cheaper index:
+ * each partition's count then read every running job, three times, and a drain under a policy
+ * ran four times slower. The indexes each claim used are read from PostgreSQL's statistics.
+ */
+import pg from 'pg'
+import { afterEach, expect, test } from 'vitest'
+import { z } from 'zod'
+import { createSluice, defineJob } from '../../src/index.js'
+import { claim } from '../../src/sql/claim.js'
+import { databaseUrl, uniqueSchema } from '../helpers/db.js'
+
+const job = defineJob({
+  name: 'tenant-work',
+  queue: 'tenants',
+  input: z.object({ n: z.number() }),
+  admission: { partition: (i) => `t${i.n % 20}`, concurrency: { max: 5 }, fair: true },
+  run: () => {},
+})
+
+let cleanup: (() => Promise<void>) | undefined
+afterEach(async () => {
+  await cleanup?.()
+  cleanup = undefined
+})
+
+test('after statistics taken while nothing ran, claims count running jobs on jobs_admitted only', async () => {
+  const schema = uniqueSchema('running')
+  const t = `"${schema}"`
+  const sluice = createSluice({ database: databaseUrl, schema, jobs: [job], env: {} })
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  cleanup = async () => {
+    await client.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`)
+    await client.end()
+    await sluice.close()
+  }
+  await sluice.migrate()
+  await sluice.enqueueMany(
+    job,
+    Array.from({ length: 2_000 }, (_, n) => ({ n })),
+  )
+  await client.query(`VACUUM ANALYZE ${t}.jobs`)
+
+  const scans = async (): Promise<Record<string, number>> => {
+    // This session's counters reach the shared statistics once it is idle after this call.
+    await client.query('SELECT pg_stat_force_next_flush()')
+    await client.query('SELECT pg_stat_clear_snapshot()')
+    const { rows } = await client.query<{ name: string; n: string }>(
+      `SELECT indexrelname AS name, idx_scan AS n FROM pg_stat_user_indexes
+       WHERE schemaname = $1 AND indexrelname IN ('jobs_leased', 'jobs_admitted')`,
+      [schema],
+    )
+    return Object.fromEntries(rows.map((r) => [r.name, Number(r.n)]))
+  }
+  const claimOnce = async (i: number): Promise<number> => {
+    const statement = claim(t, {
+      queues: ['tenants'],
+      limit: 50,
+      leaseMs: 60_000,
+      invocationId: `drn_running_${i}`,
+      invocationPriority: 0,
+      jobsDone: 0,
+    })
+    const { rows } = await client.query(statement.text, statement.values as unknown[])
+    return rows.filter((r) => r.id !== null).length
+  }
+
+  // The first claim leases jobs in every partition; the next ones count them.
+  expect(await claimOnce(0)).toBe(50)
+  const before = await scans()
+  let claimed = 0
+  for (let i = 1; i <= 3; i++) claimed += await claimOnce(i)
+  const after = await scans()
+  // 20 partitions, 5 running at most in each: 100 jobs in all, whatever the claims' turns.
+  expect(claimed).toBe(50)
+  expect(after.jobs_admitted! - before.jobs_admitted!).toBeGreaterThan(0)
+  expect(after.jobs_leased! - before.jobs_leased!).toBe(0)
+})
