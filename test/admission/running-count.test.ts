@@ -10,6 +10,7 @@ import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { createSluice, defineJob } from '../../src/index.js'
 import { claim } from '../../src/sql/claim.js'
+import { readyBacklog } from '../../src/sql/wake.js'
 import { databaseUrl, uniqueSchema } from '../helpers/db.js'
 
 const job = defineJob({
@@ -78,4 +79,13 @@ test('after statistics taken while nothing ran, claims count running jobs on job
   expect(claimed).toBe(50)
   expect(after.jobs_admitted! - before.jobs_admitted!).toBeGreaterThan(0)
   expect(after.jobs_leased! - before.jobs_leased!).toBe(0)
+
+  // The ready backlog (a drain's last statement, the wake task) counts them the same way: every
+  // partition is at its cap, so nothing is ready.
+  const ready = readyBacklog(t, ['tenants'], 100)
+  const { rows } = await client.query(ready.text, ready.values as unknown[])
+  expect(rows.filter((r) => r.queue === 'tenants' && Number(r.n) > 0)).toEqual([])
+  const last = await scans()
+  expect(last.jobs_admitted! - after.jobs_admitted!).toBeGreaterThan(0)
+  expect(last.jobs_leased! - after.jobs_leased!).toBe(0)
 })

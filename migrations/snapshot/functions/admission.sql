@@ -13,9 +13,13 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_in_flight(p_policy text, p_p
  RETURNS integer
  LANGUAGE sql
  STABLE
+ SET enable_sort TO 'off'
 AS $function$
-  SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
-  WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
+  SELECT count(*)::integer FROM (
+    SELECT FROM :SLUICE_SCHEMA.jobs a
+    WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
+    ORDER BY a.policy, a.partition_key, a.run_at
+  ) running
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_tokens(p_tokens double precision, p_refilled_at timestamp with time zone, p_rate double precision, p_per_ms bigint, p_burst double precision)
