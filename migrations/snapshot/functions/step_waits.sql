@@ -10,6 +10,15 @@ AS $function$
                             'publishedAt', p_at)
 $function$;
 
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.event_wait_matches(p_topic text, p_regex text, p_match jsonb, p_event_topic text, p_event_payload jsonb)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT ((p_regex IS NULL AND p_event_topic = p_topic) OR (p_regex IS NOT NULL AND ('.' || p_event_topic) ~ p_regex))
+     AND (p_match = '{}'::jsonb OR p_event_payload @> p_match)
+$function$;
+
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.event_waits_lock()
  RETURNS bigint
  LANGUAGE sql
@@ -37,8 +46,7 @@ BEGIN
   SELECT :SLUICE_SCHEMA.event_envelope(e.topic, e.event_id, e.payload, e.headers, e.published_at) INTO v_event
   FROM :SLUICE_SCHEMA.event_log e
   WHERE e.logged_at >= v_since
-    AND ((p_regex IS NULL AND e.topic = p_topic) OR (p_regex IS NOT NULL AND ('.' || e.topic) ~ p_regex))
-    AND (p_match = '{}'::jsonb OR e.payload @> p_match)
+    AND :SLUICE_SCHEMA.event_wait_matches(p_topic, p_regex, p_match, e.topic, e.payload)
   ORDER BY e.logged_at
   LIMIT 1;
   IF v_event IS NOT NULL THEN
@@ -99,8 +107,7 @@ BEGIN
     SET state = 'completed', result = :SLUICE_SCHEMA.event_envelope(ev.t, ev.i, ev.p, ev.h, ev.at), finished_at = now()
     FROM ev
     WHERE s.kind = 'event' AND s.state = 'waiting'
-      AND ((s.regex IS NULL AND s.topic = ev.t) OR (s.regex IS NOT NULL AND ('.' || ev.t) ~ s.regex))
-      AND (s.match = '{}'::jsonb OR ev.p @> s.match)
+      AND :SLUICE_SCHEMA.event_wait_matches(s.topic, s.regex, s.match, ev.t, ev.p)
     RETURNING s.job_id
   )
   SELECT array_agg(job_id) INTO v_jobs FROM resolved;
