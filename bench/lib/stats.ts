@@ -1,3 +1,5 @@
+import type { Measurement } from './types.js'
+
 /** Percentile by nearest rank over a copy of `values` (ms or any unit). */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN
@@ -43,3 +45,23 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ result: T; ms: n
 export const perSecond = (count: number, ms: number): number => Math.round((count / ms) * 1000)
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Sluice's latencies (ms) as one measurement: p50 as its value, p50 and p99 shown, every percentile kept. */
+export function latencyMeasurement(
+  scenario: string,
+  id: string,
+  label: string,
+  values: readonly number[],
+): Measurement {
+  const s = summarize(values)
+  return {
+    id,
+    scenario,
+    system: 'sluice',
+    label,
+    value: s.p50,
+    unit: 'ms',
+    display: `p50 ${s.p50} ms · p99 ${s.p99} ms (${s.n} jobs)`,
+    details: { ...s },
+  }
+}

@@ -1,4 +1,4 @@
-import { summarize } from '../lib/stats.js'
+import { latencyMeasurement } from '../lib/stats.js'
 import { drainRun, POLL_MS, wakeRuns } from '../lib/steps.js'
 import type { Measurement, Scenario } from '../lib/types.js'
 
@@ -44,19 +44,8 @@ export const steps: Scenario = {
     for (const [id, label, values] of [
       ['steps.resume.poll', `publish to resume, drain polling every ${POLL_MS} ms`, polled],
       ['steps.resume.wake', 'publish to resume, with wake-ups (debounce 0)', woken],
-    ] as const) {
-      const s = summarize(values)
-      out.push({
-        id,
-        scenario: 'steps',
-        system: 'sluice',
-        label,
-        value: s.p50,
-        unit: 'ms',
-        display: `p50 ${s.p50} ms · p99 ${s.p99} ms (${s.n} jobs)`,
-        details: { ...s },
-      })
-    }
+    ] as const)
+      out.push(latencyMeasurement('steps', id, label, values))
     return {
       measurements: out,
       notes: [

@@ -4,7 +4,7 @@ import * as z from 'zod'
 import { createApp } from '../../src/http/app.js'
 import { createSluice, defineJob, type Sluice } from '../../src/index.js'
 import { schemaName, sizes } from '../lib/sizes.js'
-import { summarize } from '../lib/stats.js'
+import { latencyMeasurement } from '../lib/stats.js'
 import type { Measurement, Scenario } from '../lib/types.js'
 
 const SECRET = 'bench-wake-secret-0123456789'
@@ -90,19 +90,8 @@ export const wakeLatency: Scenario = {
     for (const [id, label, values] of [
       ['latency.poll', `drain polling every ${POLL_MS} ms, no wake-ups`, polled],
       ['latency.wake', 'wake-up after enqueue (signed POST /drain, debounce 0)', woken],
-    ] as const) {
-      const s = summarize(values)
-      out.push({
-        id,
-        scenario: 'wake-latency',
-        system: 'sluice',
-        label,
-        value: s.p50,
-        unit: 'ms',
-        display: `p50 ${s.p50} ms · p99 ${s.p99} ms (${s.n} jobs)`,
-        details: { ...s },
-      })
-    }
+    ] as const)
+      out.push(latencyMeasurement('wake-latency', id, label, values))
     return {
       measurements: out,
       notes: [
