@@ -10,9 +10,9 @@
  *
  * Bundles are paired by path (functions/aws/drain.mjs with functions/aws/drain.mjs); `--pair
  * old=new` adds a pair under different names. `--floors` also bundles each dependency every Node
- * function carries (pg with Sluice's registration, zod with one schema, hono with the Lambda
- * adapter) alone, with the same preset, and times their imports: what no change to Sluice's own
- * code can go below.
+ * function carries (pg with Sluice's registration, zod/mini with one schema, hono with the Lambda
+ * adapter; zod classic too, for comparison) alone, with the same preset, and times their
+ * imports: what no change to Sluice's own code can go below.
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
@@ -115,12 +115,14 @@ if (values.floors) {
   const dir = await mkdtemp(join(resolve('node_modules/.cache'), 'sluice-floors-'))
   const entries: Record<string, string> = {
     'pg (registered as Sluice registers it)': 'export {}\n',
-    'zod (one object schema)':
+    'zod classic (one object schema)':
       "import * as z from 'zod'\nexport const s = z.object({ a: z.string() }).strict()\n",
+    'zod/mini (one object schema, English messages)':
+      "import * as z from 'zod/mini'\nimport en from 'zod/v4/locales/en.js'\nz.config(en())\nexport const s = z.strictObject({ a: z.string() })\n",
     'hono (one route, Lambda adapter)':
       "import { Hono } from 'hono'\nimport { handle } from 'hono/aws-lambda'\nconst app = new Hono()\napp.post('/drain', (c) => c.json({}))\nexport const handler = handle(app)\n",
-    'pg + zod + hono':
-      "import * as z from 'zod'\nimport { Hono } from 'hono'\nimport { handle } from 'hono/aws-lambda'\nexport const s = z.object({ a: z.string() }).strict()\nconst app = new Hono()\napp.post('/drain', (c) => c.json({}))\nexport const handler = handle(app)\n",
+    'pg + zod/mini + hono':
+      "import * as z from 'zod/mini'\nimport en from 'zod/v4/locales/en.js'\nz.config(en())\nimport { Hono } from 'hono'\nimport { handle } from 'hono/aws-lambda'\nexport const s = z.strictObject({ a: z.string() })\nconst app = new Hono()\napp.post('/drain', (c) => c.json({}))\nexport const handler = handle(app)\n",
   }
   try {
     console.log('\n| what alone | size | cold import p50 |')

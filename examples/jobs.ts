@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { defineJob, defineSubscriber, PermanentJobError, type Queryable } from '../src/index.js'
 import { welcomeEmailContract } from './contracts.js'
 
@@ -38,7 +38,7 @@ VALUES ($1, $2, $3, $4) ON CONFLICT (dedupe_key) DO NOTHING`,
   const generateReport = defineJob({
     name: 'generate-report',
     queue: 'reports',
-    input: z.object({ day: z.iso.date().optional() }),
+    input: z.object({ day: z.optional(z.iso.date()) }),
     unique: { key: (input) => `report:${input.day ?? yesterday()}`, onConflict: 'discard' },
     retry: 3,
     timeout: 30_000,
@@ -64,8 +64,8 @@ ON CONFLICT (day) DO UPDATE SET emails = excluded.emails, images = excluded.imag
     name: 'resize-image',
     queue: 'images',
     input: z.object({
-      imageId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'),
-      width: z.number().int().min(16).max(4096),
+      imageId: z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"')),
+      width: z.int().check(z.minimum(16), z.maximum(4096)),
     }),
     concurrency: { limit: 2, key: () => 'image-service' },
     retry: { maxAttempts: 4, baseDelayMs: 1_000 },
@@ -89,9 +89,9 @@ ON CONFLICT (image_id, width) DO UPDATE SET resized_at = now()`,
 
 /** An order event's payload, as the shop publishes it on `orders.created`, `orders.paid`, … */
 export const orderEvent = z.object({
-  orderId: z.string().min(1).max(100),
-  customer: z.email().optional(),
-  total: z.number().nonnegative().optional(),
+  orderId: z.string().check(z.minLength(1), z.maxLength(100)),
+  customer: z.optional(z.email()),
+  total: z.optional(z.number().check(z.nonnegative())),
 })
 
 /**

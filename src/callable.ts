@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 
 /**
  * An option that must be a function, checked with `typeof`: options are validated, not wrapped

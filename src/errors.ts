@@ -1,3 +1,10 @@
+import * as z from 'zod/mini'
+import en from 'zod/v4/locales/en.js'
+
+// Sluice's schemas are zod/mini, which carries no messages of its own: English ones, unless the
+// application configured a locale (zod classic configures English when it loads).
+if (!z.config().localeError) z.config(en())
+
 /** Stable, machine-readable error codes. Never match errors by message text. */
 export type ErrorCode =
   | 'INVALID_INPUT'

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { ValidationError } from './errors.js'
 
 /** Job, queue and subscriber names: a letter or digit, then letters, digits, `_`, `-`, `.` or `:`. */
@@ -9,16 +9,20 @@ export const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/
 
 export const nameSchema = z
   .string()
-  .regex(
-    NAME_PATTERN,
-    'must be 1-128 characters: letters, digits, "_", "-", "." or ":", starting with a letter or digit',
+  .check(
+    z.regex(
+      NAME_PATTERN,
+      'must be 1-128 characters: letters, digits, "_", "-", "." or ":", starting with a letter or digit',
+    ),
   )
 
 export const schemaNameSchema = z
   .string()
-  .regex(
-    SCHEMA_PATTERN,
-    'must be 1-63 characters: lowercase letters, digits or "_", not starting with a digit or "pg_"',
+  .check(
+    z.regex(
+      SCHEMA_PATTERN,
+      'must be 1-63 characters: lowercase letters, digits or "_", not starting with a digit or "pg_"',
+    ),
   )
 
 export function assertName(kind: 'job' | 'queue' | 'subscriber' | 'topic', value: unknown): string {

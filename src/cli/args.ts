@@ -78,7 +78,7 @@ export const intFlag = (min: number, max: number) =>
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
 
 /** `a,b` or repeated flags, split and trimmed. */
-export const listFlag = <T extends z.ZodType<unknown, string>>(item: T) =>
+export const listFlag = <T extends z.core.$ZodType<unknown, string>>(item: T) =>
   z
     .union([z.string(), z.array(z.string())])
     .transform((v) =>

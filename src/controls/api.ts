@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { sqlStateOf } from '../db/errors.js'
 import { SQLSTATE } from '../db/sqlstate.js'
 import type { Db, Statement } from '../db/types.js'
@@ -65,7 +65,7 @@ export interface ControlsApi extends JobControls, BulkJobControls {
   ): Promise<{ id: string; total: number; finished: boolean }>
 }
 
-const batchId = z.string().regex(/^[0-9]{1,19}$/, 'must be a batch id')
+const batchId = z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a batch id'))
 
 /** A batch id as given by the caller, checked. */
 export function parseBatchId(value: string): string {
@@ -86,7 +86,7 @@ export function controlsApi(db: () => Promise<Db>, t: string, config: ControlsCo
   const callbackJob = (job: AnyJob | undefined, key: string, properties: unknown): void => {
     if (!job) return
     resolveJob(config.jobs, job)
-    const parsed = job.input.safeParse(properties)
+    const parsed = z.safeParse(job.input, properties)
     if (!parsed.success) {
       throw new ValidationError(
         `Batch properties do not fit the input of ${key} job "${job.name}": ${parsed.error.issues[0]?.message}`,

@@ -3,7 +3,7 @@
  * queue's purge. Each is one statement; jobs a drain holds and jobs in a batch are left alone,
  * as the single-job controls leave them.
  */
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import { nameSchema } from '../names.js'
@@ -15,21 +15,19 @@ export const MAX_BULK_JOBS = 10_000
 export const BULK_STATES = ['waiting', 'scheduled', 'retrying', 'blocked'] as const
 
 export const jobFilterSchema = z
-  .object({
-    queue: nameSchema.optional(),
-    name: nameSchema.optional(),
-    state: z.enum(BULK_STATES).optional(),
-    limit: z.number().int().min(1).max(MAX_BULK_JOBS).optional(),
+  .strictObject({
+    queue: z.optional(nameSchema),
+    name: z.optional(nameSchema),
+    state: z.optional(z.enum(BULK_STATES)),
+    limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_JOBS))),
     /** Only jobs with a greater id: where a previous call stopped (its largest id). */
-    after: z
-      .string()
-      .regex(/^[0-9]{1,19}$/, 'must be a job id')
-      .optional(),
+    after: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a job id'))),
   })
-  .strict()
-  .refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
-    message: 'name at least one of queue, name, state (an empty filter would take every job)',
-  })
+  .check(
+    z.refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
+      message: 'name at least one of queue, name, state (an empty filter would take every job)',
+    }),
+  )
 
 export type JobFilter = z.input<typeof jobFilterSchema>
 

@@ -4,7 +4,7 @@
  * (migrations/functions/admission_claim.sql): a paused partition admits nothing, and a cap override
  * wins over the partition's concurrency and adaptive cap (0 admits nothing).
  */
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { toIssues, ValidationError } from '../errors.js'
 
 const noNul = (s: string) => !s.includes('\u0000')
@@ -12,27 +12,31 @@ const noNul = (s: string) => !s.includes('\u0000')
 /** A policy is named by its job: a non-empty string of at most 512 characters. */
 export const policyNameSchema = z
   .string()
-  .min(1, 'must not be empty')
-  .max(512, 'must be at most 512 characters')
-  .refine(noNul, 'must not contain NUL')
+  .check(
+    z.minLength(1, 'must not be empty'),
+    z.maxLength(512, 'must be at most 512 characters'),
+    z.refine(noNul, 'must not contain NUL'),
+  )
 
 /** A partition key as `admission.partition` returns it: at most 512 characters, '' for a policy's only partition. */
 export const partitionKeySchema = z
   .string()
-  .max(512, 'must be at most 512 characters')
-  .refine(noNul, 'must not contain NUL')
+  .check(z.maxLength(512, 'must be at most 512 characters'), z.refine(noNul, 'must not contain NUL'))
 
 /** A cap override: a whole number of running jobs, 0 (admit nothing) to 1,000,000; null clears it. */
-export const partitionCapSchema = z
-  .number()
-  .int('must be a whole number')
-  .min(0, 'must be at least 0')
-  .max(1_000_000, 'must be at most 1000000')
-  .nullable()
+export const partitionCapSchema = z.nullable(
+  z
+    .number()
+    .check(
+      z.int('must be a whole number'),
+      z.minimum(0, 'must be at least 0'),
+      z.maximum(1_000_000, 'must be at most 1000000'),
+    ),
+)
 
-const refSchema = z.object({ policy: policyNameSchema, partition: partitionKeySchema }).strict()
+const refSchema = z.strictObject({ policy: policyNameSchema, partition: partitionKeySchema })
 
-function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+function check<T>(schema: z.ZodMiniType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
   const issue = parsed.error.issues[0]

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { nameSchema } from '../names.js'
 
 export type { QueueStateRow } from '../sql/queues.js'
@@ -24,29 +24,22 @@ export interface QueueOptions {
 export const DEFAULT_BREAKER: CircuitBreakerOptions = { threshold: 5, baseMs: 30_000, capMs: 600_000 }
 
 /** One schema for a circuit breaker, whether set for every queue (top level) or for one. */
-export const breakerSchema = z
-  .object({
-    threshold: z.number().int().min(1).max(1000),
-    baseMs: z.number().int().min(1).max(86_400_000),
-    capMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(7 * 86_400_000),
-  })
-  .partial()
-  .strict()
+export const breakerSchema = z.partial(
+  z.strictObject({
+    threshold: z.int().check(z.minimum(1), z.maximum(1000)),
+    baseMs: z.int().check(z.minimum(1), z.maximum(86_400_000)),
+    capMs: z.int().check(z.minimum(1), z.maximum(7 * 86_400_000)),
+  }),
+)
 
 /** `false` turns the breaker off. */
 export const breakerOptionSchema = z.union([z.literal(false), breakerSchema])
 
-export const queueOptionsSchema = z
-  .object({
-    singleActiveConsumer: z.boolean().optional(),
-    globalConcurrency: z.number().int().min(1).max(100_000).optional(),
-    circuitBreaker: breakerOptionSchema.optional(),
-  })
-  .strict()
+export const queueOptionsSchema = z.strictObject({
+  singleActiveConsumer: z.optional(z.boolean()),
+  globalConcurrency: z.optional(z.int().check(z.minimum(1), z.maximum(100_000))),
+  circuitBreaker: z.optional(breakerOptionSchema),
+})
 
 export const queuesSchema = z.record(nameSchema, queueOptionsSchema)
 

@@ -1,5 +1,5 @@
 import { Cron } from 'croner'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import type { Db } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
@@ -38,18 +38,16 @@ export interface RecurringTask {
   readonly schedule: Cron
 }
 
-const optionsSchema = z
-  .object({
-    name: nameSchema,
-    cron: z.string().min(1).max(200),
-    timezone: z.string().min(1).max(100).optional(),
-    job: z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'),
-    input: z.unknown(),
-    missed: z
-      .union([z.literal('skip'), z.object({ backfill: z.number().int().min(1).max(1000) }).strict()])
-      .optional(),
-  })
-  .strict()
+const optionsSchema = z.strictObject({
+  name: nameSchema,
+  cron: z.string().check(z.minLength(1), z.maxLength(200)),
+  timezone: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
+  job: z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'),
+  input: z.unknown(),
+  missed: z.optional(
+    z.union([z.literal('skip'), z.strictObject({ backfill: z.int().check(z.minimum(1), z.maximum(1000)) })]),
+  ),
+})
 
 /** Declares a recurring task. Invalid expressions, zones and inputs are caught here, at startup. */
 export function defineRecurring(options: RecurringOptions): RecurringTask {
@@ -74,7 +72,7 @@ export function defineRecurring(options: RecurringOptions): RecurringTask {
   } catch (error) {
     throw new ConfigError(`Recurring task "${options.name}": ${(error as Error).message}`)
   }
-  const input = options.job.input.safeParse(options.input, ONCE)
+  const input = z.safeParse(options.job.input, options.input, ONCE)
   if (!input.success) {
     throw new ConfigError(
       `Recurring task "${options.name}": input does not fit job "${options.job.name}": ${input.error.issues[0]?.message}`,

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini'
 import { describeError, PermanentJobError, SlowDownError, SluiceError } from '../errors.js'
 import type { EventEnvelope, SubscriberRuntime } from '../events/subscriber.js'
 import type { AnyJob } from '../jobs/define.js'
@@ -239,7 +240,7 @@ export async function execute(
       completion: { id: row.id, token: row.token, waitMs, lagMs, status: 'expired', durationMs: null },
     }
   }
-  const parsed = job.input.safeParse(row.payload)
+  const parsed = z.safeParse(job.input, row.payload)
   if (!parsed.success) {
     return failed(
       row,

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono'
 import { HonoBase } from 'hono/hono-base'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { publishRequestSchema } from '../events/publish.js'
@@ -33,33 +33,29 @@ export interface EnqueueAppOptions {
   allowedOrigins?: string[]
 }
 
-const optionsSchema = z
-  .object({
-    auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
-    env: z.record(z.string(), z.string().optional()).optional(),
-    basePath: z
+const optionsSchema = z.strictObject({
+  auth: z.optional(z.union([z.literal(false), z.record(z.string(), z.unknown())])),
+  env: z.optional(z.record(z.string(), z.optional(z.string()))),
+  basePath: z.optional(
+    z
       .string()
-      .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /jobs, without a trailing slash')
-      .optional(),
-    eventsPath: z
-      .union([
-        z.literal(false),
-        z
-          .string()
-          .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /events, without a trailing slash'),
-      ])
-      .optional(),
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(64 * 1024 * 1024)
-      .optional(),
-    onError: callable().optional(),
-    allowedHosts: hostListSchema.optional(),
-    allowedOrigins: originListSchema.optional(),
-  })
-  .strict()
+      .check(z.regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /jobs, without a trailing slash')),
+  ),
+  eventsPath: z.optional(
+    z.union([
+      z.literal(false),
+      z
+        .string()
+        .check(
+          z.regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /events, without a trailing slash'),
+        ),
+    ]),
+  ),
+  maxBodyBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
+  onError: z.optional(callable()),
+  allowedHosts: z.optional(hostListSchema),
+  allowedOrigins: z.optional(originListSchema),
+})
 
 /**
  * The enqueue and publish routes of the HTTP API on their own, over an edge client:

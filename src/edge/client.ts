@@ -1,5 +1,5 @@
 import { neon } from '@neondatabase/serverless'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { fromNeonHttp } from '../db/neon-http.js'
 import type { Db } from '../db/types.js'
 import { ConfigError, toIssues, ValidationError } from '../errors.js'
@@ -63,24 +63,17 @@ export interface EdgeClient {
 const isDb = (value: unknown): value is Db =>
   typeof value === 'object' && value !== null && typeof (value as Db).query === 'function' && 'kind' in value
 
-const optionsSchema = z
-  .object({
-    database: z.union([
-      z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-      z.custom<Db>(isDb, 'must be a postgres:// URL or a Sluice database adapter'),
-    ]),
-    jobs: z.array(z.custom<AnyContract>(isContract, 'must come from defineContract()')),
-    schema: schemaNameSchema.optional(),
-    wake: z.record(z.string(), z.unknown()).optional(),
-    maxPayloadBytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(64 * 1024 * 1024)
-      .optional(),
-    env: z.record(z.string(), z.string().optional()).optional(),
-  })
-  .strict()
+const optionsSchema = z.strictObject({
+  database: z.union([
+    z.string().check(z.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
+    z.custom<Db>(isDb, 'must be a postgres:// URL or a Sluice database adapter'),
+  ]),
+  jobs: z.array(z.custom<AnyContract>(isContract, 'must come from defineContract()')),
+  schema: z.optional(schemaNameSchema),
+  wake: z.optional(z.record(z.string(), z.unknown())),
+  maxPayloadBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
+  env: z.optional(z.record(z.string(), z.optional(z.string()))),
+})
 
 function runtimeEnv(): Record<string, string | undefined> {
   const process = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import type { Db } from '../db/types.js'
 import { toIssues, ValidationError } from '../errors.js'
 import { target } from '../jobs/enqueue.js'
@@ -32,14 +32,12 @@ export interface EventsApi {
   syncSubscriptions(): Promise<void>
 }
 
-const replaySchema = z
-  .object({
-    eventId: z.string().min(1).max(200).optional(),
-    subscriber: nameSchema.optional(),
-    topic: patternSchema.optional(),
-    limit: z.number().int().min(1).max(10_000).optional(),
-  })
-  .strict()
+const replaySchema = z.strictObject({
+  eventId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  subscriber: z.optional(nameSchema),
+  topic: z.optional(patternSchema),
+  limit: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
+})
 
 /** What the event bus needs of the resolved config (src/config.ts, a layer above, passes all of it). */
 export interface EventsConfig {
@@ -56,7 +54,7 @@ export function eventsApi(db: () => Promise<Db>, t: string, config: EventsConfig
     const topicWords = topic.split('.')
     for (const { sub, words } of local) {
       if (!wordsMatch(words, topicWords)) continue
-      const parsed = sub.subscriber.payload.safeParse(payload)
+      const parsed = z.safeParse(sub.subscriber.payload, payload)
       if (parsed.success) continue
       const issues = toIssues(parsed.error.issues)
       throw new ValidationError(

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 
 export interface EventOptions {
   /** How long processed-event marks and delivery records are kept, ms: the dedupe window of event ids. Default 7 days. */
@@ -24,13 +24,12 @@ export const EVENT_DEFAULTS: EventOptions = {
 /** A drain relays only with at least this much of its budget left, ms. */
 export const DRAIN_RELAY_MIN_MS = 1_000
 
-export const eventOptionsSchema = z
-  .object({
-    processedRetentionMs: z.number().int().min(0),
-    outboxRetentionMs: z.number().int().min(0),
-    relayBatchSize: z.number().int().min(1).max(100_000),
-    relayBatchesPerRun: z.number().int().min(1).max(10_000),
-    drainRelayLimit: z.number().int().min(0).max(100_000),
-  })
-  .strict()
-  .partial()
+export const eventOptionsSchema = z.partial(
+  z.strictObject({
+    processedRetentionMs: z.int().check(z.minimum(0)),
+    outboxRetentionMs: z.int().check(z.minimum(0)),
+    relayBatchSize: z.int().check(z.minimum(1), z.maximum(100_000)),
+    relayBatchesPerRun: z.int().check(z.minimum(1), z.maximum(10_000)),
+    drainRelayLimit: z.int().check(z.minimum(0), z.maximum(100_000)),
+  }),
+)

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { isClientLike } from '../db/client.js'
 import type { Queryable } from '../db/types.js'
 import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
@@ -25,44 +25,47 @@ export interface PublishResult {
   jobs: number
 }
 
-export const eventIdSchema = z.string().regex(/^[!-~]{1,200}$/, 'must be 1-200 visible ASCII characters')
+export const eventIdSchema = z
+  .string()
+  .check(z.regex(/^[!-~]{1,200}$/, 'must be 1-200 visible ASCII characters'))
 
 export const headersSchema = z
   .record(
     z
       .string()
-      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
-    z
-      .string()
-      .max(1024)
-      .refine((value) => jsonProblem(value) === null, 'must not contain NUL characters or lone surrogates'),
+      .check(
+        z.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
+      ),
+    z.string().check(
+      z.maxLength(1024),
+      z.refine((value) => jsonProblem(value) === null, 'must not contain NUL characters or lone surrogates'),
+    ),
   )
-  .refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers')
+  .check(z.refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers'))
 
-export const publishOptionsSchema = z
-  .object({
-    eventId: eventIdSchema.optional(),
-    delay: z.number().int().min(0).max(MAX_SCHEDULE_MS).optional(),
-    headers: headersSchema.optional(),
-    tx: z
-      .custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method')
-      .optional(),
-  })
-  .strict()
+export const publishOptionsSchema = z.strictObject({
+  eventId: z.optional(eventIdSchema),
+  delay: z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS))),
+  headers: z.optional(headersSchema),
+  tx: z.optional(
+    z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
+  ),
+})
 
 /** The JSON body of an HTTP publish (`POST /events/:topic`). */
 export const publishRequestSchema = z
-  .object({
+  .strictObject({
     payload: z.unknown(),
-    eventId: eventIdSchema.optional(),
+    eventId: z.optional(eventIdSchema),
     delay: publishOptionsSchema.shape.delay,
-    headers: headersSchema.optional(),
+    headers: z.optional(headersSchema),
   })
-  .strict()
-  .refine((body) => 'payload' in body, {
-    path: ['payload'],
-    message: 'is required (use null for no payload)',
-  })
+  .check(
+    z.refine((body) => 'payload' in body, {
+      path: ['payload'],
+      message: 'is required (use null for no payload)',
+    }),
+  )
 
 const encoder = new TextEncoder()
 

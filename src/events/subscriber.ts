@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, SluiceError, toIssues, UnsupportedError } from '../errors.js'
 import {
@@ -11,6 +11,7 @@ import {
   DEFAULT_QUEUE,
   DEFAULT_TIMEOUT_MS,
   type EventEnvelope,
+  inputSchemaSchema,
   type JobContext,
   type JobDefinition,
   prioritySchema,
@@ -47,7 +48,7 @@ export interface SubscriberContext extends JobContext {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
 }
 
-export interface SubscriberOptions<S extends z.ZodType> {
+export interface SubscriberOptions<S extends z.core.$ZodType> {
   name: string
   /** A topic pattern: dot-separated words; `*` matches exactly one word, `#` zero or more. */
   topic: string
@@ -67,12 +68,12 @@ export interface SubscriberOptions<S extends z.ZodType> {
 }
 
 /** A subscriber is a job whose input is the event envelope. */
-export interface SubscriberDefinition<S extends z.ZodType = z.ZodType>
-  extends JobDefinition<z.ZodType<EventEnvelope<z.output<S>>>> {
+export interface SubscriberDefinition<S extends z.core.$ZodType = z.core.$ZodType>
+  extends JobDefinition<z.ZodMiniType<EventEnvelope<z.output<S>>>> {
   readonly subscriber: SubscriberSpec
 }
 
-export type AnySubscriber = SubscriberDefinition<z.ZodType>
+export type AnySubscriber = SubscriberDefinition<z.core.$ZodType>
 
 /** Thrown by ctx.transaction when the event was already processed; ends the run as completed. */
 export class AlreadyProcessedError extends SluiceError {
@@ -81,25 +82,23 @@ export class AlreadyProcessedError extends SluiceError {
   }
 }
 
-const optionsSchema = z
-  .object({
-    name: nameSchema,
-    topic: patternSchema,
-    queue: nameSchema.optional(),
-    input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema').optional(),
-    retry: retryOptionSchema.optional(),
-    timeout: z.number().int().positive().max(86_400_000).optional(),
-    queueTimeout: z.number().int().positive().optional(),
-    priority: prioritySchema.optional(),
-    admission: subscriberAdmissionSchema.optional(),
-    run: z.custom<(...args: unknown[]) => unknown>(
-      (value) => typeof value === 'function',
-      'must be a function',
-    ),
-  })
-  .strict()
+const optionsSchema = z.strictObject({
+  name: nameSchema,
+  topic: patternSchema,
+  queue: z.optional(nameSchema),
+  input: z.optional(inputSchemaSchema),
+  retry: z.optional(retryOptionSchema),
+  timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
+  queueTimeout: z.optional(z.int().check(z.positive())),
+  priority: z.optional(prioritySchema),
+  admission: z.optional(subscriberAdmissionSchema),
+  run: z.custom<(...args: unknown[]) => unknown>(
+    (value) => typeof value === 'function',
+    'must be a function',
+  ),
+})
 
-const envelopeSchema = (payload: z.ZodType) =>
+const envelopeSchema = (payload: z.core.$ZodType) =>
   z.object({
     topic: z.string(),
     eventId: z.string(),
@@ -119,7 +118,7 @@ export function isSubscriber(value: unknown): value is AnySubscriber {
  * publish writes one job for it on its queue, run by the drains like any job (retries, dead
  * letters, hooks). Register it with `createSluice({ subscribers })`.
  */
-export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
+export function defineSubscriber<S extends z.core.$ZodType = z.ZodMiniUnknown>(
   options: SubscriberOptions<S>,
 ): SubscriberDefinition<S> {
   const parsed = optionsSchema.safeParse(options, ONCE)
@@ -132,7 +131,7 @@ export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
     )
   }
   const name = options.name
-  const payload: z.ZodType = options.input ?? z.unknown()
+  const payload: z.core.$ZodType = options.input ?? z.unknown()
   const spec: SubscriberSpec = Object.freeze({
     topic: options.topic,
     regex: patternRegex(options.topic),
@@ -183,7 +182,7 @@ export function defineSubscriber<S extends z.ZodType = z.ZodUnknown>(
     kind: 'job' as const,
     name,
     queue: options.queue ?? DEFAULT_QUEUE,
-    input: envelopeSchema(payload) as unknown as z.ZodType<EventEnvelope<z.output<S>>>,
+    input: envelopeSchema(payload) as unknown as z.ZodMiniType<EventEnvelope<z.output<S>>>,
     retry: resolveRetry(options.retry),
     timeout: options.timeout ?? DEFAULT_TIMEOUT_MS,
     queueTimeout: options.queueTimeout,

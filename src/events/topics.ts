@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { ValidationError } from '../errors.js'
 
 /** Longest topic or pattern, characters. */
@@ -33,15 +33,19 @@ export const topicProblem = (value: string): string | null => check(value, false
 export const patternProblem = (value: string): string | null => check(value, true)
 
 // Pure: bundles that only check topics with assertTopic (the edge one) leave both out.
-export const topicSchema = /* @__PURE__ */ z.string().superRefine((value, ctx) => {
-  const problem = topicProblem(value)
-  if (problem) ctx.addIssue({ code: 'custom', message: problem })
-})
+export const topicSchema = /* @__PURE__ */ z.string().check(
+  /* @__PURE__ */ z.superRefine((value, ctx) => {
+    const problem = topicProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  }),
+)
 
-export const patternSchema = /* @__PURE__ */ z.string().superRefine((value, ctx) => {
-  const problem = patternProblem(value)
-  if (problem) ctx.addIssue({ code: 'custom', message: problem })
-})
+export const patternSchema = /* @__PURE__ */ z.string().check(
+  /* @__PURE__ */ z.superRefine((value, ctx) => {
+    const problem = patternProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  }),
+)
 
 function invalid(kind: 'topic' | 'pattern', value: unknown, problem: string): ValidationError {
   const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : typeof value

@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
+import * as zm from 'zod/mini'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
@@ -57,14 +58,13 @@ export interface AppOptions {
   showSessionQueries?: boolean
 }
 
-const appOptionsSchema = drainAppOptionsSchema
-  .extend({
-    healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
-    admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
-    dashboard: dashboardOptionSchema.optional(),
-    showSessionQueries: z.boolean().optional(),
-  })
-  .strict()
+// The drain's options are zod/mini (the drain function bundles no classic); extend keeps them strict.
+const appOptionsSchema = zm.extend(drainAppOptionsSchema, {
+  healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
+  admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
+  dashboard: dashboardOptionSchema.optional(),
+  showSessionQueries: z.boolean().optional(),
+})
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { callable } from '../callable.js'
 import { hmac, hmacKey, timingSafeEqual, utf8 } from '../crypto/bytes.js'
 import { matchesAny, parseSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../crypto/signature.js'
@@ -18,35 +18,33 @@ export type AuthMiddleware = MiddlewareHandler & { readonly check: AuthCheck }
 /** Secrets and tokens: 16 to 1,024 visible ASCII characters (they travel in headers and env vars). */
 export const secretSchema = z
   .string()
-  .min(16, 'must be at least 16 characters')
-  .max(1024)
-  .regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces')
+  .check(
+    z.minLength(16, 'must be at least 16 characters'),
+    z.maxLength(1024),
+    z.regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces'),
+  )
 
-const rotatingSecrets = z
-  .array(secretSchema)
-  .min(1, 'needs at least one')
-  .max(2, 'takes at most two (the current one and the next, while rotating)')
-  .refine((list) => new Set(list).size === list.length, 'must not repeat')
+const rotatingSecrets = z.array(secretSchema).check(
+  z.minLength(1, 'needs at least one'),
+  z.maxLength(2, 'takes at most two (the current one and the next, while rotating)'),
+  z.refine((list) => new Set(list).size === list.length, 'must not repeat'),
+)
 
-const bearerSchema = z.object({ tokens: rotatingSecrets }).strict()
-const cronSchema = z.object({ secret: secretSchema }).strict()
-const signatureSchema = z
-  .object({
-    secrets: rotatingSecrets,
-    toleranceMs: z.number().int().min(1_000).max(3_600_000).optional(),
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(0)
-      .max(64 * 1024 * 1024)
-      .optional(),
-    replayCapacity: z.number().int().min(1).max(1_000_000).optional(),
-    path: z
-      .union([z.string().regex(/^\/[\x21-\x7e]*$/, 'must be a path such as /hooks/drain'), callable()])
-      .optional(),
-    legacySignatures: z.boolean().optional(),
-  })
-  .strict()
+const bearerSchema = z.strictObject({ tokens: rotatingSecrets })
+const cronSchema = z.strictObject({ secret: secretSchema })
+const signatureSchema = z.strictObject({
+  secrets: rotatingSecrets,
+  toleranceMs: z.optional(z.int().check(z.minimum(1_000), z.maximum(3_600_000))),
+  maxBodyBytes: z.optional(z.int().check(z.minimum(0), z.maximum(64 * 1024 * 1024))),
+  replayCapacity: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
+  path: z.optional(
+    z.union([
+      z.string().check(z.regex(/^\/[\x21-\x7e]*$/, 'must be a path such as /hooks/drain')),
+      callable(),
+    ]),
+  ),
+  legacySignatures: z.optional(z.boolean()),
+})
 
 export type BearerAuthOptions = z.input<typeof bearerSchema>
 export type CronAuthOptions = z.input<typeof cronSchema>
@@ -69,7 +67,7 @@ export interface SignatureAuthOptions {
   legacySignatures?: boolean
 }
 
-function validate<T>(factory: string, schema: z.ZodType<T>, options: unknown): T {
+function validate<T>(factory: string, schema: z.ZodMiniType<T>, options: unknown): T {
   const parsed = schema.safeParse(options, ONCE)
   if (parsed.success) return parsed.data
   const first = parsed.error.issues[0]

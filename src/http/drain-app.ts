@@ -1,5 +1,5 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
 import type { Sluice } from '../sluice.js'
@@ -49,26 +49,19 @@ export interface DrainAppOptions {
   allowedOrigins?: string[]
 }
 
-export const drainAppOptionsSchema = z
-  .object({
-    auth: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
-    env: z.record(z.string(), z.string().optional()).optional(),
-    remainingMs: callable().optional(),
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(64 * 1024 * 1024)
-      .optional(),
-    onError: callable().optional(),
-    allowedHosts: hostListSchema.optional(),
-    allowedOrigins: originListSchema.optional(),
-  })
-  .strict()
+export const drainAppOptionsSchema = z.strictObject({
+  auth: z.optional(z.union([z.literal(false), z.record(z.string(), z.unknown())])),
+  env: z.optional(z.record(z.string(), z.optional(z.string()))),
+  remainingMs: z.optional(callable()),
+  maxBodyBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
+  onError: z.optional(callable()),
+  allowedHosts: z.optional(hostListSchema),
+  allowedOrigins: z.optional(originListSchema),
+})
 
 /** Throws a ConfigError naming the first problem when `options` do not fit `schema`. */
-export function validAppOptions(schema: z.ZodType, options: unknown, what: string): void {
-  const checked = schema.safeParse(options, ONCE)
+export function validAppOptions(schema: z.core.$ZodType, options: unknown, what: string): void {
+  const checked = z.safeParse(schema, options, ONCE)
   if (checked.success) return
   const first = checked.error.issues[0]
   throw new ConfigError(

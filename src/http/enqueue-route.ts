@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import type * as z from 'zod'
+import type * as z from 'zod/mini'
 import { SluiceError, toIssues, UnknownJobError, ValidationError } from '../errors.js'
 import type { JobShape } from '../jobs/define.js'
 import {
@@ -12,7 +12,7 @@ import { jsonPath } from '../json.js'
 import { readJson } from './body.js'
 
 /** Parses a request body with a zod schema; a failure is a 400 naming the first issue. */
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+export function parseBody<T>(schema: z.ZodMiniType<T>, body: unknown): T {
   const parsed = schema.safeParse(body)
   if (parsed.success) return parsed.data
   const issues = toIssues(parsed.error.issues)

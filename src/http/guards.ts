@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { ConfigError, toIssues } from '../errors.js'
 import { ONCE } from '../validate.js'
 import {
@@ -55,16 +55,14 @@ export type Env = Record<string, string | undefined>
 
 // Secrets and the window are checked by the middleware factories; this catches the rest
 // (a `publicMetrics: 'false'` must not open /metrics).
-const appAuthSchema = z
-  .object({
-    secrets: z.array(z.string()).optional(),
-    cronSecret: z.string().optional(),
-    toleranceMs: z.number().optional(),
-    legacySignatures: z.boolean().optional(),
-    publicHealth: z.boolean().optional(),
-    publicMetrics: z.boolean().optional(),
-  })
-  .strict()
+const appAuthSchema = z.strictObject({
+  secrets: z.optional(z.array(z.string())),
+  cronSecret: z.optional(z.string()),
+  toleranceMs: z.optional(z.number()),
+  legacySignatures: z.optional(z.boolean()),
+  publicHealth: z.optional(z.boolean()),
+  publicMetrics: z.optional(z.boolean()),
+})
 
 export function defaultEnv(): Env {
   return typeof process !== 'undefined' && process.env ? process.env : {}

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { HttpError } from './errors.js'
 
 /**
@@ -18,25 +18,29 @@ export const hostListSchema = z
   .array(
     z
       .string()
-      .regex(
-        HOST_PATTERN,
-        'must be a host name with an optional port, e.g. "api.example.com" or "localhost:3000"',
+      .check(
+        z.regex(
+          HOST_PATTERN,
+          'must be a host name with an optional port, e.g. "api.example.com" or "localhost:3000"',
+        ),
       ),
   )
-  .max(100)
+  .check(z.maxLength(100))
 
 export const originListSchema = z
   .array(
-    z.string().refine((value) => {
-      try {
-        const url = new URL(value)
-        return /^https?:$/.test(url.protocol) && url.origin === value.toLowerCase().replace(/\/$/, '')
-      } catch {
-        return false
-      }
-    }, 'must be an origin such as "https://admin.example.com" (scheme, host and port only)'),
+    z.string().check(
+      z.refine((value) => {
+        try {
+          const url = new URL(value)
+          return /^https?:$/.test(url.protocol) && url.origin === value.toLowerCase().replace(/\/$/, '')
+        } catch {
+          return false
+        }
+      }, 'must be an origin such as "https://admin.example.com" (scheme, host and port only)'),
+    ),
   )
-  .max(100)
+  .check(z.maxLength(100))
 
 export interface SameSiteOptions {
   /**

@@ -4,7 +4,7 @@
  * decides them (migrations/functions/admission_claim.sql, on the gates of admission.sql); this module declares and validates them and
  * computes, at enqueue, what each job stores (its partition and the numbers taken from its input).
  */
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { ConfigError } from '../errors.js'
 import type { AdmissionRow } from '../sql/enqueue.js'
 
@@ -37,42 +37,39 @@ export interface AdmissionOptions<I> {
 
 const fn = (what: string) =>
   z.custom<(input: unknown) => unknown>((v) => typeof v === 'function', `${what} must be a function`)
-const perInput = (max: number) => z.union([z.number().positive().max(max), fn('a computed limit')])
-const count = z.number().int().min(1).max(1_000_000)
+const perInput = (max: number) =>
+  z.union([z.number().check(z.positive(), z.maximum(max)), fn('a computed limit')])
+const count = z.int().check(z.minimum(1), z.maximum(1_000_000))
 
-export const admissionSchema = z
-  .object({
-    partition: fn('partition').optional(),
-    throttle: z
-      .object({
-        rate: perInput(1_000_000),
-        per: z.number().int().min(1).max(86_400_000),
-        burst: perInput(1_000_000).optional(),
+export const admissionSchema = z.strictObject({
+  partition: z.optional(fn('partition')),
+  throttle: z.optional(
+    z.strictObject({
+      rate: perInput(1_000_000),
+      per: z.int().check(z.minimum(1), z.maximum(86_400_000)),
+      burst: z.optional(perInput(1_000_000)),
+    }),
+  ),
+  concurrency: z.optional(z.strictObject({ max: perInput(1_000_000) })),
+  globalCap: z.optional(z.strictObject({ max: count })),
+  fair: z.optional(z.union([z.literal(true), z.strictObject({ quantum: z.optional(count) })])),
+  adaptive: z.optional(
+    z
+      .strictObject({
+        min: z.optional(count),
+        max: z.optional(count),
+        initial: z.optional(count),
+        targetLagMs: z.optional(z.int().check(z.minimum(1), z.maximum(86_400_000))),
       })
-      .strict()
-      .optional(),
-    concurrency: z
-      .object({ max: perInput(1_000_000) })
-      .strict()
-      .optional(),
-    globalCap: z.object({ max: count }).strict().optional(),
-    fair: z.union([z.literal(true), z.object({ quantum: count.optional() }).strict()]).optional(),
-    adaptive: z
-      .object({
-        min: count.optional(),
-        max: count.optional(),
-        initial: count.optional(),
-        targetLagMs: z.number().int().min(1).max(86_400_000).optional(),
-      })
-      .strict()
-      .refine(
-        (a) => a.max === undefined || a.max >= (a.min ?? 1),
-        'adaptive.max must be at least adaptive.min',
-      )
-      .optional(),
-    dedupe: fn('dedupe').optional(),
-  })
-  .strict()
+      .check(
+        z.refine(
+          (a) => a.max === undefined || a.max >= (a.min ?? 1),
+          'adaptive.max must be at least adaptive.min',
+        ),
+      ),
+  ),
+  dedupe: z.optional(fn('dedupe')),
+})
 
 /** A declared policy, as validated (defaults are applied per job by admissionRow). Its name is its job's. */
 export type AdmissionPolicy<I = unknown> = Readonly<AdmissionOptions<I>>
@@ -172,24 +169,21 @@ export interface SubscriberAdmissionOptions {
 }
 
 // Pure: bundles without subscribers (the edge one) leave them out.
-const keyPart = /* @__PURE__ */ z.string().min(1).max(200)
-export const subscriberAdmissionSchema = /* @__PURE__ */ admissionSchema
-  .omit({ partition: true, dedupe: true })
-  .extend({
-    partition: z
-      .union([z.object({ path: keyPart }).strict(), z.object({ header: keyPart }).strict()])
-      .optional(),
-    throttle: z
-      .object({
-        rate: z.number().positive().max(1_000_000),
-        per: z.number().int().min(1).max(86_400_000),
-        burst: z.number().min(1).max(1_000_000).optional(),
-      })
-      .strict()
-      .optional(),
-    concurrency: z.object({ max: count }).strict().optional(),
-  })
-  .strict()
+const keyPart = /* @__PURE__ */ z.string().check(z.minLength(1), z.maxLength(200))
+export const subscriberAdmissionSchema = /* @__PURE__ */ z.extend(
+  z.omit(admissionSchema, { partition: true, dedupe: true }),
+  {
+    partition: z.optional(z.union([z.strictObject({ path: keyPart }), z.strictObject({ header: keyPart })])),
+    throttle: z.optional(
+      z.strictObject({
+        rate: z.number().check(z.positive(), z.maximum(1_000_000)),
+        per: z.int().check(z.minimum(1), z.maximum(86_400_000)),
+        burst: z.optional(z.number().check(z.minimum(1), z.maximum(1_000_000))),
+      }),
+    ),
+    concurrency: z.optional(z.strictObject({ max: count })),
+  },
+)
 
 /** What the subscriptions table stores for a subscriber's policy (publish_events reads it). */
 export function subscriberAdmissionRecord(

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
 import { ONCE } from '../validate.js'
@@ -8,6 +8,8 @@ import {
   concurrencySchema,
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE,
+  type InputSchema,
+  inputSchemaSchema,
   type JobShape,
   prioritySchema,
   type RetryPolicy,
@@ -18,7 +20,7 @@ import {
   uniqueSchema,
 } from './define.js'
 
-export interface ContractOptions<S extends z.ZodType> {
+export interface ContractOptions<S extends InputSchema> {
   name: string
   /** Default `default`. */
   queue?: string
@@ -41,29 +43,27 @@ export interface ContractOptions<S extends z.ZodType> {
  * and never pulls in handler code; the worker side defines the job from the same contract:
  * `defineJob({ ...contract, run })`.
  */
-export interface JobContract<S extends z.ZodType = z.ZodType> extends JobShape<S> {
+export interface JobContract<S extends InputSchema = InputSchema> extends JobShape<S> {
   readonly kind: 'contract'
 }
 
-export type AnyContract = JobContract<z.ZodType>
+export type AnyContract = JobContract<InputSchema>
 
-const contractSchema = z
-  .object({
-    name: nameSchema,
-    queue: nameSchema.optional(),
-    input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema'),
-    priority: prioritySchema.optional(),
-    retry: retryOptionSchema.optional(),
-    concurrency: concurrencySchema.optional(),
-    unique: uniqueSchema.optional(),
-    admission: admissionSchema.optional(),
-    // Present when another contract is spread in: `defineContract({ ...contract, queue })`.
-    kind: z.literal('contract').optional(),
-  })
-  .strict()
+const contractSchema = z.strictObject({
+  name: nameSchema,
+  queue: z.optional(nameSchema),
+  input: inputSchemaSchema,
+  priority: z.optional(prioritySchema),
+  retry: z.optional(retryOptionSchema),
+  concurrency: z.optional(concurrencySchema),
+  unique: z.optional(uniqueSchema),
+  admission: z.optional(admissionSchema),
+  // Present when another contract is spread in: `defineContract({ ...contract, queue })`.
+  kind: z.optional(z.literal('contract')),
+})
 
 /** Declares a job contract: what enqueueing a job needs, without its handler. */
-export function defineContract<S extends z.ZodType>(options: ContractOptions<S>): JobContract<S> {
+export function defineContract<S extends InputSchema>(options: ContractOptions<S>): JobContract<S> {
   const parsed = contractSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''

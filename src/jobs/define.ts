@@ -1,4 +1,5 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
+import { $ZodType } from 'zod/v4/core'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
@@ -17,7 +18,7 @@ export const MAX_PRIORITY = 32767
 export const DEFAULT_PRIORITY = 16384
 export const DEFAULT_QUEUE = 'default'
 
-export const prioritySchema = z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY)
+export const prioritySchema = z.int().check(z.minimum(MIN_PRIORITY), z.maximum(MAX_PRIORITY))
 
 /** How far from now a job or event may be scheduled, either way: the largest `delay`, the reach of `runAt`. */
 export const MAX_SCHEDULE_MS = 10 * 365 * 86_400_000
@@ -72,16 +73,13 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.2,
 }
 
-export const retrySchema = z
-  .object({
-    maxAttempts: z.number().int().min(1).max(1000),
-    baseDelayMs: z.number().int().min(0),
-    factor: z.number().min(1).max(100),
-    maxDelayMs: z.number().int().min(0),
-    jitter: z.number().min(0).max(1),
-  })
-  .partial()
-  .strict()
+export const retrySchema = z.strictObject({
+  maxAttempts: z.optional(z.int().check(z.minimum(1), z.maximum(1000))),
+  baseDelayMs: z.optional(z.int().check(z.minimum(0))),
+  factor: z.optional(z.number().check(z.minimum(1), z.maximum(100))),
+  maxDelayMs: z.optional(z.int().check(z.minimum(0))),
+  jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+})
 
 export interface ConcurrencyOptions<I> {
   /** Jobs of one key queued or running at once, 1..10,000. */
@@ -104,26 +102,22 @@ export interface UniqueOptions<I> {
   ttl?: number
 }
 
-export const concurrencySchema = z
-  .object({
-    limit: z.number().int().min(1).max(10_000),
-    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
-    ttl: z.number().int().positive().optional(),
-    onConflict: z.enum(['block', 'discard', 'raise']).optional(),
-  })
-  .strict()
+export const concurrencySchema = z.strictObject({
+  limit: z.int().check(z.minimum(1), z.maximum(10_000)),
+  key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
+  ttl: z.optional(z.int().check(z.positive())),
+  onConflict: z.optional(z.enum(['block', 'discard', 'raise'])),
+})
 
-export const uniqueSchema = z
-  .object({
-    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
-    strategy: z.enum(['until-executed', 'while-executing']).optional(),
-    onConflict: z.enum(['reject', 'discard', 'log']).optional(),
-    ttl: z.number().int().positive().optional(),
-  })
-  .strict()
+export const uniqueSchema = z.strictObject({
+  key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
+  strategy: z.optional(z.enum(['until-executed', 'while-executing'])),
+  onConflict: z.optional(z.enum(['reject', 'discard', 'log'])),
+  ttl: z.optional(z.int().check(z.positive())),
+})
 
 /** A retry option: a number of attempts or a (partial) policy. */
-export const retryOptionSchema = z.union([z.number().int().min(1).max(1000), retrySchema])
+export const retryOptionSchema = z.union([z.int().check(z.minimum(1), z.maximum(1000)), retrySchema])
 
 /** The full policy from a retry option, defaults filled in. */
 export function resolveRetry(retry: number | Partial<RetryPolicy> | undefined): Readonly<RetryPolicy> {
@@ -134,25 +128,38 @@ export function resolveRetry(retry: number | Partial<RetryPolicy> | undefined): 
   return Object.freeze(policy)
 }
 
-// Pure: bundles without defineJob (the edge one) leave it out.
-const definitionSchema = /* @__PURE__ */ z
-  .object({
+/**
+ * A schema the application gives (a job's input, a subscriber's payload): any zod 4 schema,
+ * zod classic (`import * as z from 'zod'`) or zod/mini (`'zod/mini'`, a lighter bundle).
+ */
+export type InputSchema = z.core.$ZodType
+
+/** Accepts any zod 4 schema, classic or mini. */
+export const inputSchemaSchema = /* @__PURE__ */ z.custom<InputSchema>(
+  // $ZodType from zod's core, not z.core.$ZodType: naming z.core keeps all of zod in the bundle.
+  (value) => value instanceof $ZodType,
+  'must be a zod schema',
+)
+
+// Built on first use, so bundles without defineJob (the edge one) leave it out.
+let definition: z.ZodMiniType | undefined
+const definitionSchema = (): z.ZodMiniType =>
+  (definition ??= z.looseObject({
     name: nameSchema,
-    queue: nameSchema.optional(),
-    input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema'),
-    retry: retryOptionSchema.optional(),
-    timeout: z.number().int().positive().max(86_400_000).optional(),
-    queueTimeout: z.number().int().positive().optional(),
-    priority: prioritySchema.optional(),
-    concurrency: concurrencySchema.optional(),
-    unique: uniqueSchema.optional(),
-    admission: admissionSchema.optional(),
+    queue: z.optional(nameSchema),
+    input: inputSchemaSchema,
+    retry: z.optional(retryOptionSchema),
+    timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
+    queueTimeout: z.optional(z.int().check(z.positive())),
+    priority: z.optional(prioritySchema),
+    concurrency: z.optional(concurrencySchema),
+    unique: z.optional(uniqueSchema),
+    admission: z.optional(admissionSchema),
     run: z.custom<(...args: unknown[]) => unknown>(
       (value) => typeof value === 'function',
       'must be a function',
     ),
-  })
-  .passthrough()
+  }))
 
 // The hook a subscriber plugs into a job lives here, not in events/: events are built on jobs,
 // so jobs/ never imports events/ (events/subscriber.ts re-exports these types).
@@ -186,14 +193,14 @@ export interface SubscriberSpec {
   /** The pattern as the regular expression the database matches `'.' || topic` against. */
   readonly regex: string
   /** The schema of the event payload. */
-  readonly payload: z.ZodType
+  readonly payload: InputSchema
   /** The subscriber's admission policy as the subscriptions table stores it, if it has one. */
   readonly admission?: Record<string, unknown> | undefined
   /** Runs the handler for a stored envelope (already parsed with the job's input schema). */
   handle(envelope: EventEnvelope, ctx: JobContext, runtime: SubscriberRuntime): Promise<unknown>
 }
 
-export interface JobOptions<S extends z.ZodType> {
+export interface JobOptions<S extends InputSchema> {
   name: string
   /** Default `default`. */
   queue?: string
@@ -219,7 +226,7 @@ export interface JobOptions<S extends z.ZodType> {
  * What enqueueing needs to know about a job, and all it needs: the part a JobDefinition
  * shares with a JobContract (defineContract), which carries no handler.
  */
-export interface JobShape<S extends z.ZodType = z.ZodType> {
+export interface JobShape<S extends InputSchema = InputSchema> {
   readonly name: string
   readonly queue: string
   readonly input: S
@@ -230,7 +237,7 @@ export interface JobShape<S extends z.ZodType = z.ZodType> {
   readonly admission?: AdmissionPolicy<z.output<S>> | undefined
 }
 
-export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape<S> {
+export interface JobDefinition<S extends InputSchema = InputSchema> extends JobShape<S> {
   readonly kind: 'job'
   readonly timeout: number
   readonly queueTimeout: number | undefined
@@ -241,7 +248,7 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> extends JobShape
   readonly subscriber?: SubscriberSpec | undefined
 }
 
-export type AnyJob = JobDefinition<z.ZodType>
+export type AnyJob = JobDefinition<InputSchema>
 
 /**
  * The input `enqueue` takes for J, refusing a subscriber (defineSubscriber) at the type level:
@@ -257,8 +264,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000
  * Declares a job: its name, queue, input schema, retry policy, limits and handler.
  * A contract's fields can be spread in: `defineJob({ ...welcomeEmailContract, run })`.
  */
-export function defineJob<S extends z.ZodType>(options: JobOptions<S>): JobDefinition<S> {
-  const parsed = definitionSchema.safeParse(options, ONCE)
+export function defineJob<S extends InputSchema>(options: JobOptions<S>): JobDefinition<S> {
+  const parsed = definitionSchema().safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     throw new ConfigError(

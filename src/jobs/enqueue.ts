@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { fromClient, isClientLike } from '../db/client.js'
 import { sqlStateOf } from '../db/errors.js'
 import { SQLSTATE } from '../db/sqlstate.js'
@@ -43,34 +43,29 @@ const withinReach = (value: Date | string): boolean =>
   Math.abs(new Date(value).getTime() - Date.now()) <= MAX_SCHEDULE_MS
 const REACH = { message: 'must be within 10 years of now, before or after' }
 
-export const enqueueOptionsSchema = z
-  .object({
-    delay: z.number().int().min(0).max(MAX_SCHEDULE_MS).optional(),
-    runAt: z
-      .union([z.date(), z.iso.datetime({ offset: true })])
-      .refine(withinReach, REACH)
-      .optional(),
-    priority: prioritySchema.optional(),
-    batch: z
-      .string()
-      .regex(/^[0-9]{1,19}$/, 'must be a batch id')
-      .optional(),
-    tx: z
-      .custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method')
-      .optional(),
-  })
-  .strict()
+export const enqueueOptionsSchema = z.strictObject({
+  delay: z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS))),
+  runAt: z.optional(
+    z.union([z.date(), z.iso.datetime({ offset: true })]).check(z.refine(withinReach, REACH)),
+  ),
+  priority: z.optional(prioritySchema),
+  batch: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a batch id'))),
+  tx: z.optional(
+    z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
+  ),
+})
 
 /** The JSON body of an HTTP enqueue (`POST /jobs/:name`): the input and the options a caller may set. */
 export const enqueueRequestSchema = z
-  .object({
+  .strictObject({
     input: z.unknown(),
     delay: enqueueOptionsSchema.shape.delay,
-    runAt: z.iso.datetime({ offset: true }).refine(withinReach, REACH).optional(),
+    runAt: z.optional(z.iso.datetime({ offset: true }).check(z.refine(withinReach, REACH))),
     priority: enqueueOptionsSchema.shape.priority,
   })
-  .strict()
-  .refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' })
+  .check(
+    z.refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' }),
+  )
 
 const encoder = new TextEncoder()
 
@@ -108,7 +103,7 @@ export function validateInput(
 ): unknown {
   const context = `Invalid input for job "${job.name}"`
   assertStorable(input, 'input', context, prefix)
-  const parsed = job.input.safeParse(input)
+  const parsed = z.safeParse(job.input, input)
   if (parsed.success) return parsed.data
   const issues = toIssues(parsed.error.issues)
   throw new ValidationError(
@@ -146,7 +141,7 @@ function storedPayload(job: JobShape, output: unknown, maxPayloadBytes: number):
     const bytes = encoder.encode(payload).length
     if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(bytes, maxPayloadBytes)
   }
-  const again = job.input.safeParse(JSON.parse(payload))
+  const again = z.safeParse(job.input, JSON.parse(payload))
   if (!again.success) {
     const [first] = toIssues(again.error.issues)
     throw new ConfigError(

@@ -1,4 +1,4 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import type { Db, Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import {
@@ -59,16 +59,15 @@ export const MAINTENANCE_DEFAULTS: MaintenanceOptions = {
   statsRetentionMs: 7 * 86_400_000,
 }
 
-export const maintenanceOptionsSchema = z
-  .object({
-    archiveRetentionMs: z.number().int().min(0),
-    batchSize: z.number().int().min(1).max(1_000_000),
-    intervalMs: z.number().int().min(0).max(86_400_000),
-    batchRetentionMs: z.number().int().min(0),
-    statsRetentionMs: z.number().int().min(0),
-  })
-  .strict()
-  .partial()
+export const maintenanceOptionsSchema = z.partial(
+  z.strictObject({
+    archiveRetentionMs: z.int().check(z.minimum(0)),
+    batchSize: z.int().check(z.minimum(1), z.maximum(1_000_000)),
+    intervalMs: z.int().check(z.minimum(0), z.maximum(86_400_000)),
+    batchRetentionMs: z.int().check(z.minimum(0)),
+    statsRetentionMs: z.int().check(z.minimum(0)),
+  }),
+)
 
 /**
  * How long the event log keeps an event: longer than any run lasts (Lambda's 15 minutes), since a
@@ -108,8 +107,8 @@ export function coreTasks(options: MaintenanceOptions): MaintenanceTask[] {
 }
 
 const taskSchema = z.object({
-  name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/),
-  intervalMs: z.number().int().min(0),
+  name: z.string().check(z.regex(/^[a-z][a-z0-9-]{0,62}$/)),
+  intervalMs: z.int().check(z.minimum(0)),
 })
 
 export function validateTasks(tasks: readonly MaintenanceTask[]): void {

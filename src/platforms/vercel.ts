@@ -9,7 +9,7 @@
  */
 import { type Context, Hono } from 'hono'
 import { handle } from 'hono/vercel'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import { type DrainAppOptions, drainApp, maintainApp, validAppOptions } from '../http/drain-app.js'
@@ -35,15 +35,12 @@ export interface VercelHandlers {
 
 export const DEFAULT_MAX_DURATION_MS = 60_000
 
-const optionsSchema = z
-  .object({
-    maxDurationMs: z.number().int().positive().max(3_600_000).optional(),
-    basePath: z
-      .string()
-      .regex(/^(\/[A-Za-z0-9._~-]+)*\/?$/, 'must be a path such as /api')
-      .optional(),
-  })
-  .passthrough()
+const optionsSchema = z.looseObject({
+  maxDurationMs: z.optional(z.int().check(z.positive(), z.maximum(3_600_000))),
+  basePath: z.optional(
+    z.string().check(z.regex(/^(\/[A-Za-z0-9._~-]+)*\/?$/, 'must be a path such as /api')),
+  ),
+})
 
 function envMaxDuration(env: Record<string, string | undefined>): number | undefined {
   const raw = env.SLUICE_MAX_DURATION_MS

@@ -1,21 +1,19 @@
-import * as z from 'zod'
+import * as z from 'zod/mini'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { ONCE } from '../validate.js'
 import { WAKE_DEFAULTS, type WakeOptions } from './send.js'
 
-const wakeSchema = z
-  .object({
-    url: z.url().optional(),
-    secret: z.string().min(16).optional(),
-    onEnqueue: z.boolean().optional(),
-    debounceMs: z.number().int().min(0).max(3_600_000).optional(),
-    timeoutMs: z.number().int().min(1).max(60_000).optional(),
-    maxParallel: z.number().int().min(1).max(100).optional(),
-    jobsPerDrain: z.number().int().min(1).max(1_000_000).optional(),
-    waitUntil: callable().optional(),
-  })
-  .strict()
+const wakeSchema = z.strictObject({
+  url: z.optional(z.url()),
+  secret: z.optional(z.string().check(z.minLength(16))),
+  onEnqueue: z.optional(z.boolean()),
+  debounceMs: z.optional(z.int().check(z.minimum(0), z.maximum(3_600_000))),
+  timeoutMs: z.optional(z.int().check(z.minimum(1), z.maximum(60_000))),
+  maxParallel: z.optional(z.int().check(z.minimum(1), z.maximum(100))),
+  jobsPerDrain: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
+  waitUntil: z.optional(callable()),
+})
 
 export type WakeInput = Partial<WakeOptions>
 

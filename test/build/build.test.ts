@@ -340,4 +340,14 @@ describe('lean functions', () => {
     expect(api).toContain('/api/v1')
     expect(api).toContain('openapi:"3.1')
   })
+
+  test('the drain, maintenance and edge enqueue bundles carry zod/mini and none of zod classic', async () => {
+    // keepNames keeps zod's class names: classic's ZodString, mini's ZodMiniString.
+    for (const fn of ['aws/drain.mjs', 'aws/maintain.mjs', 'vercel/drain.mjs', 'vercel/enqueue.js']) {
+      const code = await readFile(join(built.outDir, 'functions', fn), 'utf8')
+      expect(code, fn).toContain('"ZodMiniObject"')
+      expect(code, fn).not.toContain('"ZodObject"')
+      expect(code, fn).not.toContain('"ZodString"')
+    }
+  })
 })

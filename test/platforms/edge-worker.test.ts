@@ -103,12 +103,19 @@ describe('the edge bundle in workerd, over the Neon HTTP path', () => {
     outbound.length = 0
     const res = await enqueue('welcome-email', { input: { userId: '', email: 'not-an-email' } })
     expect(res.status).toBe(400)
-    const body = (await res.json()) as { error: { code: string; issues: { path: unknown[] }[] } }
+    const body = (await res.json()) as {
+      error: { code: string; message: string; issues: { path: unknown[]; message: string }[] }
+    }
     expect(body.error.code).toBe('INVALID_INPUT')
     expect(body.error.issues.map((i) => i.path)).toEqual([
       ['input', 'userId'],
       ['input', 'email'],
     ])
+    // The bundle has zod/mini only, which has no messages of its own: Sluice sets English ones.
+    expect(body.error.message).toBe(
+      'Invalid input for job "welcome-email" at input.userId: Too small: expected string to have >=1 characters',
+    )
+    expect(body.error.issues[1]?.message).toBe('Invalid email address')
     expect(outbound).toEqual([])
     expect(await rows()).toEqual([])
   })

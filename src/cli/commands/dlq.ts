@@ -27,8 +27,8 @@ const SLICE = 1_000
 
 const flags = z.object({
   id: listFlag(idFlag).optional(),
-  queue: nameFlag.optional(),
-  name: nameFlag.optional(),
+  queue: z.optional(nameFlag),
+  name: z.optional(nameFlag),
   all: z.boolean().optional(),
   limit: intFlag(1, 1_000_000).optional(),
 })

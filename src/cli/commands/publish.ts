@@ -22,7 +22,7 @@ interface Result {
 }
 
 const flags = z.object({
-  'event-id': eventIdSchema.optional(),
+  'event-id': z.optional(eventIdSchema),
   delay: intFlag(0, 10 * 365 * 86_400_000).optional(),
   header: z
     .array(z.string().regex(/^[A-Za-z0-9_.:-]{1,64}=/, 'must be name=value'))

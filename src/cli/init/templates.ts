@@ -15,7 +15,8 @@ export function configSkeleton(typescript: boolean): string {
  * PGlite database (\`npm install --save-dev @electric-sql/pglite\`).
  */
 import { createSluice, defineJob } from 'sluice'
-import * as z from 'zod'
+// zod/mini keeps the deployed functions lean; zod classic (\`from 'zod'\`) works as well.
+import * as z from 'zod/mini'
 
 /** An example job: replace it with your own. Enqueue it with \`sluice enqueue send-welcome '{"email":"ada@example.com"}'\`. */
 export const sendWelcome = defineJob({
@@ -262,7 +263,7 @@ export function contractsSkeleton(): string {
  * your jobs, or define each job from its contract: \`defineJob({ ...sendWelcomeContract, run })\`.
  */
 import { defineContract } from 'sluice/edge'
-import * as z from 'zod'
+import * as z from 'zod/mini'
 
 export const sendWelcomeContract = defineContract({
   name: 'send-welcome',

@@ -10,7 +10,7 @@ type Json = Record<string, unknown>
 /** Where the admin API is mounted in the app. */
 export const ADMIN_PREFIX = '/api/v1'
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json
   return rest
 }
@@ -24,8 +24,8 @@ function parameters(op: OperationSpec): Json[] {
     ['query', op.query],
   ] as const) {
     if (!schema) continue
-    for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
-      const optional = field.safeParse(undefined).success
+    for (const [name, field] of Object.entries(schema.shape as Record<string, z.core.$ZodType>)) {
+      const optional = z.safeParse(field, undefined).success
       const { description, ...fieldSchema } = jsonSchema(field, 'input')
       out.push({
         name,

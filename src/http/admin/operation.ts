@@ -4,7 +4,7 @@
  * them, both from the same list.
  */
 import type { Context } from 'hono'
-import type * as z from 'zod'
+import * as z from 'zod'
 import { toIssues, ValidationError } from '../../errors.js'
 import { jsonPath } from '../../json.js'
 
@@ -12,7 +12,7 @@ export type Method = 'get' | 'post' | 'put'
 
 export interface ResponseSpec {
   description: string
-  schema?: z.ZodType
+  schema?: z.core.$ZodType
 }
 
 /** What every operation declares, whether the admin app serves it or another route does. */
@@ -29,7 +29,7 @@ export interface OperationSpec {
   security: readonly string[]
   params?: z.ZodObject
   query?: z.ZodObject
-  body?: z.ZodType
+  body?: z.core.$ZodType
   /** A valid body, shown in the document. */
   bodyExample?: unknown
   responses: Record<number, ResponseSpec>
@@ -48,7 +48,7 @@ export interface Operation extends OperationSpec {
 export function operation<
   P extends z.ZodObject = z.ZodObject<Record<string, never>>,
   Q extends z.ZodObject = z.ZodObject<Record<string, never>>,
-  B extends z.ZodType = z.ZodUndefined,
+  B extends z.core.$ZodType = z.ZodUndefined,
 >(
   spec: Omit<OperationSpec, 'params' | 'query' | 'body'> & {
     params?: P
@@ -61,8 +61,8 @@ export function operation<
 }
 
 /** Parses one part of a request; a failure is a 400 naming where and what. */
-export function parsePart<T>(schema: z.ZodType<T>, value: unknown, part: string): T {
-  const parsed = schema.safeParse(value)
+export function parsePart<T>(schema: z.core.$ZodType<T>, value: unknown, part: string): T {
+  const parsed = z.safeParse(schema, value)
   if (parsed.success) return parsed.data
   const issues = toIssues(parsed.error.issues)
   const path = issues[0]?.path ?? []

@@ -69,7 +69,7 @@ const objectSchema = z
   .object({
     path: pathSchema.optional(),
     readOnly: z.boolean().optional(),
-    authorize: callable().optional(),
+    authorize: z.optional(callable()),
     defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
     horizonWarning: z
       .object({
@@ -87,7 +87,7 @@ const objectSchema = z
       })
       .strict()
       .optional(),
-    clientKey: callable().optional(),
+    clientKey: z.optional(callable()),
   })
   .strict()
 

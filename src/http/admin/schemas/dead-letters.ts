@@ -5,8 +5,8 @@ import { idSchema, lastError, limitSchema, ts } from './common.js'
 
 export const deadLettersQuery = z
   .object({
-    queue: nameSchema.optional(),
-    name: nameSchema.optional(),
+    queue: z.optional(nameSchema),
+    name: z.optional(nameSchema),
     limit: limitSchema(1000, 100),
     cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page (newest first).' }),
   })
@@ -15,8 +15,8 @@ export const deadLettersQuery = z
 export const deadLetterFilterBody = z
   .object({
     ids: z.array(idSchema).min(1).max(10_000).optional(),
-    queue: nameSchema.optional(),
-    name: nameSchema.optional(),
+    queue: z.optional(nameSchema),
+    name: z.optional(nameSchema),
     limit: z.number().int().min(1).max(10_000).optional(),
   })
   .strict()

@@ -11,8 +11,8 @@ export const batchParams = z.object({ id: idSchema }).strict()
 
 export const jobsQuery = z
   .object({
-    queue: nameSchema.optional(),
-    name: nameSchema.optional(),
+    queue: z.optional(nameSchema),
+    name: z.optional(nameSchema),
     state: z.enum(JOB_STATES).optional(),
     limit: limitSchema(1000, 100),
     cursor: idSchema.optional().meta({ description: 'The nextCursor of the previous page.' }),

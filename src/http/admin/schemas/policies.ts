@@ -17,7 +17,9 @@ export const capBody = z.object({ cap: partitionCapSchema }).strict()
  */
 export const partitionBody = z
   .object({
-    partition: partitionKeySchema.meta({ description: 'The partition key, any string ("" included)' }),
+    partition: partitionKeySchema.check(
+      z.meta({ description: 'The partition key, any string ("" included)' }),
+    ),
   })
   .strict()
 

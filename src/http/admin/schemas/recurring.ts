@@ -6,7 +6,7 @@ import { limitSchema, ts } from './common.js'
 export const taskParams = z.object({ task: nameSchema }).strict()
 
 export const recurringQuery = z
-  .object({ task: nameSchema.optional(), limit: limitSchema(1000, 100) })
+  .object({ task: z.optional(nameSchema), limit: limitSchema(1000, 100) })
   .strict()
 
 export const triggerResponse = z.object({ id: z.string().nullable(), status: z.string(), slot: ts })

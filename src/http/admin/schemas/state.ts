@@ -5,7 +5,7 @@ import { limitSchema, ts } from './common.js'
 
 export const statsQuery = z
   .object({
-    queue: nameSchema.optional(),
+    queue: z.optional(nameSchema),
     sinceMs: z
       .string()
       .regex(/^[0-9]{1,10}$/, 'must be a whole number of ms')
