@@ -11,6 +11,7 @@ import {
   DEFAULT_QUEUE,
   DEFAULT_TIMEOUT_MS,
   type EventEnvelope,
+  type InputSchema,
   inputSchemaSchema,
   type JobContext,
   type JobDefinition,
@@ -48,7 +49,7 @@ export interface SubscriberContext extends JobContext {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
 }
 
-export interface SubscriberOptions<S extends z.core.$ZodType> {
+export interface SubscriberOptions<S extends InputSchema> {
   name: string
   /** A topic pattern: dot-separated words; `*` matches exactly one word, `#` zero or more. */
   topic: string
@@ -68,12 +69,12 @@ export interface SubscriberOptions<S extends z.core.$ZodType> {
 }
 
 /** A subscriber is a job whose input is the event envelope. */
-export interface SubscriberDefinition<S extends z.core.$ZodType = z.core.$ZodType>
+export interface SubscriberDefinition<S extends InputSchema = InputSchema>
   extends JobDefinition<z.ZodMiniType<EventEnvelope<z.output<S>>>> {
   readonly subscriber: SubscriberSpec
 }
 
-export type AnySubscriber = SubscriberDefinition<z.core.$ZodType>
+export type AnySubscriber = SubscriberDefinition<InputSchema>
 
 /** Thrown by ctx.transaction when the event was already processed; ends the run as completed. */
 export class AlreadyProcessedError extends SluiceError {
@@ -98,7 +99,7 @@ const optionsSchema = z.strictObject({
   ),
 })
 
-const envelopeSchema = (payload: z.core.$ZodType) =>
+const envelopeSchema = (payload: InputSchema) =>
   z.object({
     topic: z.string(),
     eventId: z.string(),
@@ -118,7 +119,7 @@ export function isSubscriber(value: unknown): value is AnySubscriber {
  * publish writes one job for it on its queue, run by the drains like any job (retries, dead
  * letters, hooks). Register it with `createSluice({ subscribers })`.
  */
-export function defineSubscriber<S extends z.core.$ZodType = z.ZodMiniUnknown>(
+export function defineSubscriber<S extends InputSchema = z.ZodMiniUnknown>(
   options: SubscriberOptions<S>,
 ): SubscriberDefinition<S> {
   const parsed = optionsSchema.safeParse(options, ONCE)
@@ -131,7 +132,7 @@ export function defineSubscriber<S extends z.core.$ZodType = z.ZodMiniUnknown>(
     )
   }
   const name = options.name
-  const payload: z.core.$ZodType = options.input ?? z.unknown()
+  const payload: InputSchema = options.input ?? z.unknown()
   const spec: SubscriberSpec = Object.freeze({
     topic: options.topic,
     regex: patternRegex(options.topic),

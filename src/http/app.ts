@@ -1,6 +1,5 @@
 import { type Context, Hono } from 'hono'
 import * as z from 'zod'
-import * as zm from 'zod/mini'
 import { publishRequestSchema } from '../events/publish.js'
 import { assertTopic } from '../events/topics.js'
 import type { Sluice } from '../sluice.js'
@@ -58,8 +57,9 @@ export interface AppOptions {
   showSessionQueries?: boolean
 }
 
-// The drain's options are zod/mini (the drain function bundles no classic); extend keeps them strict.
-const appOptionsSchema = zm.extend(drainAppOptionsSchema, {
+// The drain app's options (zod/mini, which the drain function bundles) and the full app's own.
+const appOptionsSchema = z.strictObject({
+  ...drainAppOptionsSchema.shape,
   healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
   admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
   dashboard: dashboardOptionSchema.optional(),

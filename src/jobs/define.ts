@@ -141,25 +141,23 @@ export const inputSchemaSchema = /* @__PURE__ */ z.custom<InputSchema>(
   'must be a zod schema',
 )
 
-// Built on first use, so bundles without defineJob (the edge one) leave it out.
-let definition: z.ZodMiniType | undefined
-const definitionSchema = (): z.ZodMiniType =>
-  (definition ??= z.looseObject({
-    name: nameSchema,
-    queue: z.optional(nameSchema),
-    input: inputSchemaSchema,
-    retry: z.optional(retryOptionSchema),
-    timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
-    queueTimeout: z.optional(z.int().check(z.positive())),
-    priority: z.optional(prioritySchema),
-    concurrency: z.optional(concurrencySchema),
-    unique: z.optional(uniqueSchema),
-    admission: z.optional(admissionSchema),
-    run: z.custom<(...args: unknown[]) => unknown>(
-      (value) => typeof value === 'function',
-      'must be a function',
-    ),
-  }))
+// Pure: bundles without defineJob (the edge one) leave it out.
+const definitionSchema = /* @__PURE__ */ z.looseObject({
+  name: nameSchema,
+  queue: z.optional(nameSchema),
+  input: inputSchemaSchema,
+  retry: z.optional(retryOptionSchema),
+  timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
+  queueTimeout: z.optional(z.int().check(z.positive())),
+  priority: z.optional(prioritySchema),
+  concurrency: z.optional(concurrencySchema),
+  unique: z.optional(uniqueSchema),
+  admission: z.optional(admissionSchema),
+  run: z.custom<(...args: unknown[]) => unknown>(
+    (value) => typeof value === 'function',
+    'must be a function',
+  ),
+})
 
 // The hook a subscriber plugs into a job lives here, not in events/: events are built on jobs,
 // so jobs/ never imports events/ (events/subscriber.ts re-exports these types).
@@ -265,7 +263,7 @@ export const DEFAULT_TIMEOUT_MS = 30_000
  * A contract's fields can be spread in: `defineJob({ ...welcomeEmailContract, run })`.
  */
 export function defineJob<S extends InputSchema>(options: JobOptions<S>): JobDefinition<S> {
-  const parsed = definitionSchema().safeParse(options, ONCE)
+  const parsed = definitionSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     throw new ConfigError(
