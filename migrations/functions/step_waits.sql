@@ -34,7 +34,8 @@ AS $fn$
 $fn$;
 
 -- Records an event wait (ctx.waitForEvent). The event may already be here: one published since
--- the start of this run (the claim that took it) is looked for in the event log first, and taken
+-- the start of this run (the claim that took it; compared by the start of the publishing and the
+-- claiming transactions, docs/steps.md) is looked for in the event log first, and taken
 -- when found, so an event published after the job started but before its wait was recorded is
 -- not lost. Else the step waits, and the job with it. The exclusive advisory lock orders this
 -- against every publish (which holds it shared, then looks for waits with a fresh snapshot):

@@ -120,23 +120,62 @@ describe('ctx.waitForEvent', () => {
   })
 
   test('a publish racing the wait being recorded: the job resumes every time, never lost', async () => {
-    // Many jobs reach their wait while the events are published concurrently from other connections.
-    const seen: unknown[] = []
-    const job = waiter(seen)
-    env = await makeSluice({ jobs: [job], drain: { concurrency: 8 } })
+    // Many jobs reach their wait while their events are published concurrently from other
+    // connections. Each event is published once its job's run has begun (as an event caused by
+    // the run is), and races that run recording its wait: either the publish finds the wait, or
+    // the wait finds the event in the log.
     const n = 40
+    const begun = Array.from({ length: n }, () => {
+      let resolve = () => {}
+      const promise = new Promise<void>((r) => {
+        resolve = r
+      })
+      return { promise, resolve }
+    })
+    const seen: unknown[] = []
+    const job = defineJob({
+      name: 'await-payment',
+      input: z.object({ order: z.number() }),
+      run: async (input, ctx) => {
+        begun[input.order]!.resolve()
+        const event = await ctx.waitForEvent('paid', {
+          topic: 'payment.*',
+          match: { order: input.order },
+          timeout: '1h',
+        })
+        seen.push(event === null ? null : event.payload)
+      },
+    })
+    env = await makeSluice({ jobs: [job], drain: { concurrency: 8 } })
     for (let i = 0; i < n; i++) await env.sluice.enqueue(job, { order: i })
     const draining = env.sluice.drain()
-    const publishing = (async () => {
-      for (let i = 0; i < n; i++) await env!.sluice.publish('payment.settled', { order: i })
-    })()
+    const publishing = Promise.all(
+      begun.map(async ({ promise }, order) => {
+        await promise
+        await env!.sluice.publish('payment.settled', { order })
+      }),
+    )
     await Promise.all([draining, publishing])
     await until(async () => {
       await env!.sluice.drain()
       return (await env!.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.archive'))[0]!.n === n
     }, 'every job to resume')
     expect(seen).toHaveLength(n)
+    expect(seen).not.toContain(null)
     expect(await env.sql('SELECT count(*)::int AS n FROM $schema.jobs')).toEqual([{ n: 0 }])
+  })
+
+  test('an event published before the run began is not looked for; the wait takes the next one', async () => {
+    const seen: unknown[] = []
+    const job = waiter(seen)
+    env = await makeSluice({ jobs: [job] })
+    await env.sluice.enqueue(job, { order: 3 })
+    await env.sluice.publish('payment.settled', { order: 3, copy: 'before' })
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 1, completed: 0 })
+    expect(await env.sql('SELECT state FROM $schema.job_steps')).toEqual([{ state: 'waiting' }])
+    await env.sluice.publish('payment.settled', { order: 3, copy: 'after' })
+    expect(await env.sluice.drain()).toMatchObject({ claimed: 1, completed: 1 })
+    expect(seen).toEqual([{ order: 3, copy: 'after' }])
   })
 
   test('10,000 events with 1,000 waiting jobs: each waiting job resumed once', async () => {
