@@ -201,5 +201,16 @@ export const migrations: readonly Migration[] = [
       "-- logged_at is when the event reached the bus (an outbox entry: when it was relayed), which a\n-- wait's look-back reads; published_at is the event's own time, as subscribers get it.\n-- Unlogged: no WAL for a publish to pay. A crash empties it, which loses nothing a wait needs:\n-- the runs a crash interrupts start again after it, and look back only that far.\nCREATE UNLOGGED TABLE :SLUICE_SCHEMA.event_log (\n  logged_at timestamptz NOT NULL DEFAULT now(),\n  published_at timestamptz NOT NULL,\n  topic text NOT NULL,\n  event_id text NOT NULL,\n  payload jsonb NOT NULL,\n  headers jsonb NOT NULL\n)",
       "CREATE INDEX event_log_at ON :SLUICE_SCHEMA.event_log USING brin (logged_at)"
     ]
+  },
+  {
+    "version": 20,
+    "name": "0020_partition_ring",
+    "statements": [
+      "-- Admission's turn order without an index that every admission rewrites (docs/admission.md).\n--\n-- A claim visited a queue's partitions least recently admitted first, on an index of\n-- last_admitted_at. Each admission moved its partition in that index, so the update of the\n-- partition's row (tokens paid, last admission) was never a HOT update, and the index filled with\n-- dead entries ahead of the live ones, which every claim read again until a vacuum.\n--\n-- Now each partition has a fixed place on its queue's ring (`ring`, a hash of its policy and key,\n-- ties ordered by policy and key), and each queue keeps its place on the ring (partition_turns):\n-- a claim goes on from the partition after the last one the queue's previous claim took, round\n-- robin. Nothing a claim updates on a partition is indexed, and the table leaves room on each page\n-- for the new versions, so those updates stay on their page.\n\n-- The fillfactor first: adding a stored column rewrites the table, which then leaves the room.\nALTER TABLE :SLUICE_SCHEMA.partitions SET (fillfactor = 50)",
+      "ALTER TABLE :SLUICE_SCHEMA.partitions\n  ADD COLUMN ring integer NOT NULL GENERATED ALWAYS AS (hashtext(policy || '/' || partition_key)) STORED",
+      "CREATE INDEX partitions_ring ON :SLUICE_SCHEMA.partitions (queue, ring, policy, partition_key)",
+      "DROP INDEX :SLUICE_SCHEMA.partitions_turn",
+      "-- Each queue's place on the ring: the last partition a claim of it took (admission_room). Unlogged:\n-- its updates cost no WAL, and a crash, which empties it, only sends each queue's next claim to\n-- the beginning of its ring.\nCREATE UNLOGGED TABLE :SLUICE_SCHEMA.partition_turns (\n  queue text PRIMARY KEY,\n  ring integer NOT NULL,\n  policy text NOT NULL,\n  partition_key text NOT NULL\n)"
+    ]
   }
 ]

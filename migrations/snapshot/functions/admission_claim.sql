@@ -37,7 +37,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_room(p_open text[], p_limit 
  SET jit TO 'off'
  SET enable_sort TO 'off'
  SET enable_seqscan TO 'off'
- SET plan_cache_mode TO 'auto'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -47,53 +47,109 @@ DECLARE
   v_quanta integer[];
   v_by_tokens integer[];
   v_caps integer[];
+  v_rings integer[];
+  v_arcs integer[];
+  v_at_ring integer[];
+  v_at_policy text[];
+  v_at_key text[];
+  v_arc integer;
 BEGIN
   PERFORM 1 FROM :SLUICE_SCHEMA.policies g
   WHERE g.queue = ANY (p_open) AND g.global_max IS NOT NULL
   ORDER BY g.name
   FOR UPDATE;
 
+  -- Where each queue goes on: after the last partition its previous claim took (from the
+  -- beginning of the ring for a queue with no place yet). Read as committed: a claim of the queue
+  -- still deciding starts from the same place, and skips the partitions that one holds.
+  SELECT array_agg(coalesce(t.ring, -2147483648) ORDER BY q.i), array_agg(coalesce(t.policy, '') ORDER BY q.i),
+         array_agg(coalesce(t.partition_key, '') ORDER BY q.i)
+  INTO v_at_ring, v_at_policy, v_at_key
+  FROM unnest(p_open) WITH ORDINALITY AS q(name, i)
+  LEFT JOIN :SLUICE_SCHEMA.partition_turns t ON t.queue = q.name;
+
   -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
   -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
-  -- A locked row is read as its latest version, so its tokens and cap are current.
-  SELECT array_agg(p.policy), array_agg(p.partition_key), array_agg(p.queue), array_agg(p.quantum),
-         array_agg(p.by_tokens), array_agg(p.cap)
-  INTO v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps
-  FROM unnest(p_open) AS q(name)
-  CROSS JOIN LATERAL (
-    SELECT p.policy, p.partition_key, p.queue, p.quantum,
-           CASE WHEN p.rate IS NULL THEN p_limit
-                ELSE floor(:SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst))::integer
-           END AS by_tokens,
-           :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
-    FROM :SLUICE_SCHEMA.partitions p
-    -- The due job is looked up per partition, the first in the admit index's order (a lateral
-    -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
-    -- job of the table, out-of-token partitions' backlogs included, on every claim.
+  -- A locked row is read as its latest version, so its tokens and cap are current. The ring is
+  -- read in two arcs: from the queue's place to the ring's end, then, for the queues still short,
+  -- from its beginning up to the place.
+  FOR v_arc IN 1..2 LOOP
+    SELECT coalesce(v_policies, '{}') || array_agg(p.policy), coalesce(v_parts, '{}') || array_agg(p.partition_key),
+           coalesce(v_queues, '{}') || array_agg(p.queue), coalesce(v_quanta, '{}') || array_agg(p.quantum),
+           coalesce(v_by_tokens, '{}') || array_agg(p.by_tokens), coalesce(v_caps, '{}') || array_agg(p.cap),
+           coalesce(v_rings, '{}') || array_agg(p.ring), coalesce(v_arcs, '{}') || array_agg(v_arc)
+    INTO v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps, v_rings, v_arcs
+    FROM unnest(p_open, v_at_ring, v_at_policy, v_at_key) AS q(name, ring, policy, partition_key)
+    -- What the first arc left this queue to find.
     CROSS JOIN LATERAL (
-      SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
-        AND j.attempts < j.max_attempts
-      ORDER BY j.priority, j.run_at, j.id
-      LIMIT 1
-    ) due
-    WHERE p.queue = q.name AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
-      AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
-      AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
-           OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
-                SELECT count(*) FROM (
-                  SELECT FROM :SLUICE_SCHEMA.jobs a
-                  WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
-                    AND a.run_at > now()
-                  ORDER BY a.policy, a.partition_key, a.run_at) running))
-    ORDER BY p.last_admitted_at NULLS FIRST, p.policy, p.partition_key
-    LIMIT p_limit
-    FOR UPDATE OF p SKIP LOCKED
-  ) p;
+      SELECT p_limit - count(*)::integer AS n FROM unnest(v_queues) AS f(queue) WHERE f.queue = q.name
+    ) short
+    CROSS JOIN LATERAL (
+      SELECT p.policy, p.partition_key, p.queue, p.quantum, p.ring,
+             CASE WHEN p.rate IS NULL THEN p_limit
+                  ELSE floor(:SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst))::integer
+             END AS by_tokens,
+             :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) AS cap
+      FROM :SLUICE_SCHEMA.partitions p
+      -- The due job is looked up per partition, the first in the admit index's order (a lateral
+      -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
+      -- job of the table, out-of-token partitions' backlogs included, on every claim.
+      CROSS JOIN LATERAL (
+        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
+          AND j.attempts < j.max_attempts
+        ORDER BY j.priority, j.run_at, j.id
+        LIMIT 1
+      ) due
+      WHERE p.queue = q.name
+        -- The arc, on the index; then, among partitions at the place's own point of the ring, those
+        -- after it (arc 1) or up to it (arc 2).
+        AND p.ring >= CASE WHEN v_arc = 1 THEN q.ring ELSE -2147483648 END
+        AND p.ring <= CASE WHEN v_arc = 1 THEN 2147483647 ELSE q.ring END
+        AND ((p.ring, p.policy, p.partition_key) > (q.ring, q.policy, q.partition_key)) = (v_arc = 1)
+        AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
+        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
+        AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
+             OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
+                  SELECT count(*) FROM (
+                    SELECT FROM :SLUICE_SCHEMA.jobs a
+                    WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
+                      AND a.run_at > now()
+                    ORDER BY a.policy, a.partition_key, a.run_at) running))
+      ORDER BY p.ring, p.policy, p.partition_key
+      LIMIT short.n
+      FOR UPDATE OF p SKIP LOCKED
+    ) p
+    WHERE short.n > 0;
+    -- Every queue has all it may take: no second arc.
+    EXIT WHEN coalesce(cardinality(v_queues), 0) >= p_limit * cardinality(p_open);
+  END LOOP;
 
-  IF v_policies IS NULL THEN
+  IF coalesce(cardinality(v_policies), 0) = 0 THEN
     RETURN;
   END IF;
+
+  -- Each queue's place moves to the last partition this claim took. A place another claim of the
+  -- queue is moving is left to it (SKIP LOCKED), and of two first claims of a queue at once, one
+  -- makes its place (the other's try for the advisory lock fails): claims never wait on each
+  -- other here.
+  IF '' = ANY (v_at_policy) THEN
+    INSERT INTO :SLUICE_SCHEMA.partition_turns AS t (queue, ring, policy, partition_key)
+    SELECT DISTINCT l.queue, -2147483648, '', '' FROM unnest(v_queues) AS l(queue)
+    WHERE CASE WHEN EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partition_turns h WHERE h.queue = l.queue) THEN false
+               ELSE pg_try_advisory_xact_lock(hashtextextended(':SLUICE_SCHEMA.partition_turns/' || l.queue, 0)) END
+    ON CONFLICT (queue) DO NOTHING;
+  END IF;
+  UPDATE :SLUICE_SCHEMA.partition_turns t
+  SET ring = l.ring, policy = l.policy, partition_key = l.partition_key
+  FROM (
+    SELECT DISTINCT ON (x.queue) x.queue, x.ring, x.policy, x.partition_key
+    FROM unnest(v_queues, v_arcs, v_rings, v_policies, v_parts) AS x(queue, arc, ring, policy, partition_key)
+    ORDER BY x.queue, x.arc DESC, x.ring DESC, x.policy DESC, x.partition_key DESC
+  ) l
+  WHERE t.queue = l.queue
+    AND t.queue IN (SELECT h.queue FROM :SLUICE_SCHEMA.partition_turns h WHERE h.queue = ANY (v_queues)
+                    FOR UPDATE SKIP LOCKED);
 
   -- A statement that starts after the locks are held: its counts see every claim that held them before.
   -- Materialized: the outer query reads by_cap three times, and each read would count again.

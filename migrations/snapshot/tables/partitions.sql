@@ -23,6 +23,7 @@ CREATE TABLE partitions (
   last_enqueued_at timestamp with time zone,
   last_admitted_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  ring integer NOT NULL GENERATED ALWAYS AS (hashtext(((policy || '/'::text) || partition_key))) STORED,
   CONSTRAINT partitions_adaptive_max_check CHECK ((adaptive_max >= 1)),
   CONSTRAINT partitions_adaptive_min_check CHECK ((adaptive_min >= 1)),
   CONSTRAINT partitions_burst_check CHECK ((burst >= (1)::double precision)),
@@ -33,6 +34,6 @@ CREATE TABLE partitions (
   CONSTRAINT partitions_quantum_check CHECK ((quantum >= 1)),
   CONSTRAINT partitions_rate_check CHECK ((rate > (0)::double precision)),
   CONSTRAINT partitions_target_lag_ms_check CHECK ((target_lag_ms >= 1))
-);
+) WITH (fillfactor=50);
 CREATE UNIQUE INDEX partitions_pkey ON :SLUICE_SCHEMA.partitions USING btree (policy, partition_key);
-CREATE INDEX partitions_turn ON :SLUICE_SCHEMA.partitions USING btree (queue, last_admitted_at NULLS FIRST, policy, partition_key);
+CREATE INDEX partitions_ring ON :SLUICE_SCHEMA.partitions USING btree (queue, ring, policy, partition_key);
