@@ -104,6 +104,39 @@ describe('the ring of partitions', () => {
     expect(await room(1)).toEqual([ring[7]!.partition_key])
   })
 
+  it('each queue of a claim goes round its own ring from its own place', async () => {
+    for (const queue of ['a', 'b'])
+      for (let i = 0; i < 6; i++) {
+        await s.rows.partition({ policy: `send-${queue}`, partitionKey: `p${i}`, queue, quantum: 1 })
+        await s.rows.ready({ queue, name: `send-${queue}`, policy: `send-${queue}`, partitionKey: `p${i}` })
+      }
+    const ring = async (queue: string) =>
+      (
+        await s.sql<{ partition_key: string }>(
+          'SELECT partition_key FROM $t.partitions WHERE queue = $1 ORDER BY ring, policy, partition_key',
+          [queue],
+        )
+      ).map((r) => r.partition_key)
+    const [a, b] = [await ring('a'), await ring('b')]
+    const taken = async () =>
+      s.sql<{ queue: string; partition_key: string }>(
+        `SELECT queue, partition_key FROM $t.admission_room(p_open => '{a,b}', p_limit => 4) ORDER BY queue, partition_key`,
+      )
+    const expected = (from: number) => [
+      ...[0, 1, 2, 3].map((k) => ({ queue: 'a', partition_key: a[(from + k) % 6]! })),
+      ...[0, 1, 2, 3].map((k) => ({ queue: 'b', partition_key: b[(from + k) % 6]! })),
+    ]
+    const sorted = (rows: { queue: string; partition_key: string }[]) =>
+      rows.sort((x, y) => x.queue.localeCompare(y.queue) || x.partition_key.localeCompare(y.partition_key))
+    expect(await taken()).toEqual(sorted(expected(0)))
+    // The second claim goes on from each queue's 4th partition, around the end of each ring.
+    expect(await taken()).toEqual(sorted(expected(4)))
+    expect(await s.sql('SELECT queue, partition_key FROM $t.partition_turns ORDER BY queue')).toEqual([
+      { queue: 'a', partition_key: a[1] },
+      { queue: 'b', partition_key: b[1] },
+    ])
+  })
+
   // Two claims at once, on two connections: the queue's first claims (no place yet), and later ones.
   for (const [when, before] of [
     ['first', 0],
