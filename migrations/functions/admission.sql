@@ -1,9 +1,10 @@
 -- Admission control: the gates of a job's `admission` policy, decided inside the claim
--- (admission_claim.sql, stages 2b, 4b and 5b of claim.sql) and fed by the settle
--- (admission_settle.sql). A policy's jobs carry `policy` and `partition_key`; each partition has a
--- row in `partitions` with its gates' state. Nothing lives in a process. This file holds each
--- gate's reading of a partition's row, which the claim, the settle and the views share: applied
--- first, as LANGUAGE sql functions elsewhere need them when they are created.
+-- (admission_claim.sql, admission_ring.sql and admission_charge.sql: stages 2b, 4b and 5b of
+-- claim.sql) and fed by the settle (admission_settle.sql). A policy's jobs carry `policy` and
+-- `partition_key`; each partition has a row in `partitions` with its gates' state. Nothing lives
+-- in a process. This file holds each gate's reading of a partition's row, which the claim, the
+-- settle and the views share: applied first, as LANGUAGE sql functions elsewhere need them when
+-- they are created.
 
 -- Throttle: the partition's tokens now, refilled with the time since `refilled_at` and capped at
 -- `burst`. Time never runs backwards here: a claim whose transaction started before the last

@@ -1,11 +1,12 @@
 -- Admission control inside the claim (admission.sql has the gates): which partitions may admit
--- now and how many jobs each (stage 2b), their jobs (4b), and their tokens paid (5b).
+-- now and how many jobs each (stage 2b), and their jobs (4b). Their order is admission_ring.sql's,
+-- their tokens are paid by admission_charge.sql (5b).
 
--- Stage 2b: the partitions this claim admits from, with the room each has, round robin: taken
--- around the ring of each queue's partitions (partitions.ring) from the queue's place on it
--- (partition_turns), which then moves to the last partition taken. `capped`: a cap on running jobs (the partition's or the policy's) bounds the
--- room, so the claim reports `more`: the cap frees up as these jobs settle. Partitions another claim is deciding on are skipped (SKIP LOCKED), so a busy or
--- throttled partition never holds a claim up; their rows stay locked to the end of the claim,
+-- Stage 2b: the partitions this claim admits from, with the room each has, round robin around
+-- each queue's ring from its place (admission_ring.sql). `capped`: a cap on running jobs (the
+-- partition's or the policy's) bounds the room, so the claim reports `more`: the cap frees up as
+-- these jobs settle. Partitions another claim is deciding on are skipped (SKIP LOCKED), so a busy
+-- or throttled partition never holds a claim up; their rows stay locked to the end of the claim,
 -- which charges their tokens. A capped policy's row is locked (claims of it take turns), and the
 -- counts are read by a statement that starts after the locks are held, so they see every claim
 -- that held them before.
@@ -53,14 +54,7 @@ BEGIN
   ORDER BY g.name
   FOR UPDATE;
 
-  -- Where each queue goes on: after the last partition its previous claim took (from the
-  -- beginning of the ring for a queue with no place yet). Read as committed: a claim of the queue
-  -- still deciding starts from the same place, and skips the partitions that one holds.
-  SELECT array_agg(coalesce(t.ring, -2147483648) ORDER BY q.i), array_agg(coalesce(t.policy, '') ORDER BY q.i),
-         array_agg(coalesce(t.partition_key, '') ORDER BY q.i)
-  INTO v_at_ring, v_at_policy, v_at_key
-  FROM unnest(p_open) WITH ORDINALITY AS q(name, i)
-  LEFT JOIN :SLUICE_SCHEMA.partition_turns t ON t.queue = q.name;
+  SELECT * INTO v_at_ring, v_at_policy, v_at_key FROM :SLUICE_SCHEMA.admission_places(p_open);
 
   -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
   -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
@@ -123,27 +117,7 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Each queue's place moves to the last partition this claim took. A place another claim of the
-  -- queue is moving is left to it (SKIP LOCKED), and of two first claims of a queue at once, one
-  -- makes its place (the other's try for the advisory lock fails): claims never wait on each
-  -- other here.
-  IF '' = ANY (v_at_policy) THEN
-    INSERT INTO :SLUICE_SCHEMA.partition_turns AS t (queue, ring, policy, partition_key)
-    SELECT DISTINCT l.queue, -2147483648, '', '' FROM unnest(v_queues) AS l(queue)
-    WHERE CASE WHEN EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partition_turns h WHERE h.queue = l.queue) THEN false
-               ELSE pg_try_advisory_xact_lock(hashtextextended(':SLUICE_SCHEMA.partition_turns/' || l.queue, 0)) END
-    ON CONFLICT (queue) DO NOTHING;
-  END IF;
-  UPDATE :SLUICE_SCHEMA.partition_turns t
-  SET ring = l.ring, policy = l.policy, partition_key = l.partition_key
-  FROM (
-    SELECT DISTINCT ON (x.queue) x.queue, x.ring, x.policy, x.partition_key
-    FROM unnest(v_queues, v_arcs, v_rings, v_policies, v_parts) AS x(queue, arc, ring, policy, partition_key)
-    ORDER BY x.queue, x.arc DESC, x.ring DESC, x.policy DESC, x.partition_key DESC
-  ) l
-  WHERE t.queue = l.queue
-    AND t.queue IN (SELECT h.queue FROM :SLUICE_SCHEMA.partition_turns h WHERE h.queue = ANY (v_queues)
-                    FOR UPDATE SKIP LOCKED);
+  PERFORM :SLUICE_SCHEMA.admission_move_places(v_queues, v_arcs, v_rings, v_policies, v_parts, '' = ANY (v_at_policy));
 
   -- A statement that starts after the locks are held: its counts see every claim that held them before.
   -- Materialized: the outer query reads by_cap three times, and each read would count again.
@@ -221,39 +195,5 @@ BEGIN
     FOR UPDATE SKIP LOCKED
   ) x
   WHERE a.take > 0;
-END
-$fn$;
-
--- After the claim: each admitting partition pays a token per admitted job, and its last admission
--- is noted. Its row is still locked by admission_room, so nothing changed it since. None of the
--- columns it sets is indexed, so the update stays on the row's page (a HOT update).
--- plpgsql, so that its plan is cached: a LANGUAGE sql function that writes is planned on every call.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_charge(p_policies text[], p_parts text[])
-RETURNS integer
-LANGUAGE plpgsql
--- A few partitions by primary key, never a scan of all of them.
-SET enable_seqscan = off
-AS $fn$
-#variable_conflict use_column
-DECLARE
-  v_n integer;
-BEGIN
-  WITH n AS (
-    SELECT c.policy, c.partition_key, count(*)::integer AS n
-    FROM unnest(p_policies, p_parts) AS c(policy, partition_key)
-    WHERE c.policy IS NOT NULL
-    GROUP BY c.policy, c.partition_key
-  ), charged AS (
-    UPDATE :SLUICE_SCHEMA.partitions p
-    SET tokens = CASE WHEN p.rate IS NULL THEN NULL
-                      ELSE :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) - n.n END,
-        refilled_at = CASE WHEN p.rate IS NULL THEN NULL ELSE greatest(coalesce(p.refilled_at, now()), now()) END,
-        last_admitted_at = greatest(coalesce(p.last_admitted_at, now()), now())
-    FROM n
-    WHERE p.policy = n.policy AND p.partition_key = n.partition_key
-    RETURNING 1
-  )
-  SELECT count(*)::integer INTO v_n FROM charged;
-  RETURN v_n;
 END
 $fn$;

@@ -39,7 +39,7 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 --   5. claim_take_keys: locks taken after picking; a picked job that cannot take its lock is
 --      dropped, and the claim reports `more` so that the drain claims again once it settles;
 --   6. claim_lease: the picked jobs leased to the drain, their attempt counted, and (5b,
---      admission_charge in admission_claim.sql) admitted jobs paying their partition's tokens.
+--      admission_charge in admission_charge.sql) admitted jobs paying their partition's tokens.
 -- A control plugs into one stage: a queue-level gate into 1 or 2, a per-job condition into 3, a
 -- lock or counter taken per picked job into 5 (whose dropped jobs make `more` true).
 
