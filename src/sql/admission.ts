@@ -134,6 +134,7 @@ export function setPartitionCap(t: string, policy: string, partition: string, ca
  * bucket, so that a claim never visits empty partitions one by one. What is lost is only the
  * adaptive cap and lag, which start again from `initial`. A row an enqueue has just written is
  * locked by it (SKIP LOCKED leaves it), and an enqueue that comes after writes the row again.
+ * A queue left with no partition loses its place on the ring too.
  */
 export function pruneIdlePartitions(t: string, idleMs: number, limit: number): Statement {
   return {
@@ -150,6 +151,18 @@ export function pruneIdlePartitions(t: string, idleMs: number, limit: number): S
   DELETE FROM ${t}.partitions p USING idle
   WHERE p.policy = idle.policy AND p.partition_key = idle.partition_key
   RETURNING 1
+), placeless AS (
+  -- A queue's place on its ring (partition_turns), once no partition is left in the queue but
+  -- those deleted here. A partition enqueued meanwhile only starts the queue's next claim at the
+  -- beginning of its ring.
+  SELECT pt.queue FROM ${t}.partition_turns pt
+  WHERE NOT EXISTS (
+    SELECT 1 FROM ${t}.partitions p
+    WHERE p.queue = pt.queue
+      AND NOT EXISTS (SELECT 1 FROM idle WHERE idle.policy = p.policy AND idle.partition_key = p.partition_key))
+  FOR UPDATE OF pt SKIP LOCKED
+), unplaced AS (
+  DELETE FROM ${t}.partition_turns pt USING placeless WHERE pt.queue = placeless.queue
 )
 SELECT count(*)::int AS n FROM gone`,
     values: [Math.ceil(idleMs), limit],
