@@ -5,7 +5,9 @@
  *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1] [--publish | --policy]
  *
  * `--policy` drains jobs under bench/lib/admission-jobs.ts's admission policy (concurrency +
- * throttle + fair over 100 partitions) instead of plain ones.
+ * throttle + fair over 100 partitions) instead of plain ones. `--no-archive` drains the working
+ * tree's side from a queue set to `archive: false` (the revision's side as it is): that setting
+ * measured against the default.
  *
  * The revision's src/ is extracted with `git archive` into a temporary directory (with a
  * link to this checkout's node_modules) and imported from there. Prints, per side, median and best jobs/s over the rounds, and the
@@ -23,7 +25,7 @@ import { provision } from './lib/database.js'
 import { pool, settleDown } from './lib/pg.js'
 import { schemaName } from './lib/sizes.js'
 import { percentile } from './lib/stats.js'
-import { drainAll, fillSluice, openSluice, type SluiceLibrary } from './systems/sluice.js'
+import { drainAll, fillSluice, openSluice, QUEUE, type SluiceLibrary } from './systems/sluice.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -58,8 +60,15 @@ async function once(
   n: number,
   parallel: number,
   policy: boolean,
+  noArchive = false,
 ) {
-  const b = await openSluice(url, schemaName('ab'), {}, lib, policy ? { admission: GOVERNED } : {})
+  const b = await openSluice(
+    url,
+    schemaName('ab'),
+    noArchive ? { queues: { [QUEUE]: { archive: false } } } : {},
+    lib,
+    policy ? { admission: GOVERNED } : {},
+  )
   try {
     await fillSluice(b, n)
     await settleDown(admin, b.schema)
@@ -133,6 +142,7 @@ async function main(): Promise<void> {
       parallel: { type: 'string', default: '1' },
       publish: { type: 'boolean', default: false },
       policy: { type: 'boolean', default: false },
+      'no-archive': { type: 'boolean', default: false },
     },
   })
   const rev = positionals[0]
@@ -153,7 +163,7 @@ async function main(): Promise<void> {
         const lib = side === 'A' ? base.lib : current
         const run = values.publish
           ? await oncePublish(db.url, admin, lib, n)
-          : await once(db.url, admin, lib, n, parallel, values.policy)
+          : await once(db.url, admin, lib, n, parallel, values.policy, side === 'B' && values['no-archive'])
         runs[side].push(run)
         process.stderr.write(
           `round ${r + 1} ${side}: ${run.jobsPerSecond} jobs/s, ${run.serverUs} + ${run.clientUs} µs/job\n`,
@@ -168,7 +178,9 @@ async function main(): Promise<void> {
   console.log(
     values.publish
       ? `N = ${n} events published one call each (one subscriber), ${rounds} rounds each, interleaved; per event`
-      : `N = ${n}${values.policy ? ' under an admission policy' : ''}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved`,
+      : `N = ${n}${values.policy ? ' under an admission policy' : ''}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved${
+          values['no-archive'] ? '; the working tree drains a queue set to archive: false' : ''
+        }`,
   )
   console.log(
     [

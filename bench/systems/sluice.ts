@@ -47,7 +47,7 @@ export interface SluiceLibrary {
 export async function openSluice(
   url: string | Db,
   schema: string,
-  options: Pick<SluiceOptions, 'drain'> = {},
+  options: Pick<SluiceOptions, 'drain' | 'queues'> = {},
   { createSluice, defineJob }: SluiceLibrary = current,
   {
     migrate = true,

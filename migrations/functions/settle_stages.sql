@@ -4,7 +4,7 @@
 -- name, queue and status), and returns what the stages after it need: the ended jobs for
 -- after_end, each attempt's outcome for the circuit breakers, and for admission policies.
 --
---   settle_complete   completed and expired jobs, to the archive
+--   settle_complete   completed and expired jobs, to the archive (unless their queue keeps none)
 --   settle_fail       failed attempts: dead-lettered when out of attempts (or final), else
 --                     retried with their backoff
 --   settle_hand_back  claimed jobs never started: back in place, attempt uncounted
@@ -44,12 +44,14 @@ BEGIN
               j.parent_id
   ), archived AS (
     -- With the failed attempts before it, if any, the invocation that ran it (the job's timeline,
-    -- 0018_attempt_history.sql) and its result.
+    -- 0018_attempt_history.sql) and its result. Not for a queue that keeps no archive
+    -- (0021_queue_archive.sql): its jobs end here, counted in the stats below.
     INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
                                         enqueued_at, duration_ms, wait_ms, errors, invocation, result)
     SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w,
            nullif(errors, '[]'::jsonb), leased_by, r
     FROM done
+    WHERE queue <> ALL (ARRAY(SELECT q.name FROM :SLUICE_SCHEMA.queues q WHERE NOT q.archive))
     RETURNING 1
   ), stats AS (
     -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).

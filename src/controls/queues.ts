@@ -19,6 +19,13 @@ export interface QueueOptions {
   globalConcurrency?: number
   /** Auto-pause after consecutive failures; `false` disables it. Default on, 5 / 30 s / 600 s. */
   circuitBreaker?: false | Partial<CircuitBreakerOptions>
+  /**
+   * `false`: the queue's completed and expired jobs are deleted as they settle, with no archive
+   * row: no result or timeline to read back once a job completed, and no completed-job views for
+   * it, but the job stats still count every one. About a quarter less WAL per job. Failed jobs
+   * still go to the dead letters. Default true.
+   */
+  archive?: boolean
 }
 
 export const DEFAULT_BREAKER: CircuitBreakerOptions = { threshold: 5, baseMs: 30_000, capMs: 600_000 }
@@ -39,6 +46,7 @@ export const queueOptionsSchema = z.strictObject({
   singleActiveConsumer: z.optional(z.boolean()),
   globalConcurrency: z.optional(z.int().check(z.minimum(1), z.maximum(100_000))),
   circuitBreaker: z.optional(breakerOptionSchema),
+  archive: z.optional(z.boolean()),
 })
 
 export const queuesSchema = z.record(nameSchema, queueOptionsSchema)
@@ -48,6 +56,7 @@ export interface QueueSettings {
   breaker: CircuitBreakerOptions | null
   singleConsumer: boolean
   globalCap: number | null
+  archive: boolean
 }
 
 export function resolveQueues(
@@ -65,6 +74,7 @@ export function resolveQueues(
         breaker === false ? null : { ...DEFAULT_BREAKER, ...(defaultBreaker || {}), ...(breaker ?? {}) },
       singleConsumer: o.singleActiveConsumer ?? false,
       globalCap: o.globalConcurrency ?? null,
+      archive: o.archive ?? true,
     }
   })
 }

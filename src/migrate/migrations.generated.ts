@@ -212,5 +212,13 @@ export const migrations: readonly Migration[] = [
       "DROP INDEX :SLUICE_SCHEMA.partitions_turn",
       "-- Each queue's place on the ring: the last partition a claim of it took (admission_room). Unlogged:\n-- its updates cost no WAL, and a crash, which empties it, only sends each queue's next claim to\n-- the beginning of its ring.\nCREATE UNLOGGED TABLE :SLUICE_SCHEMA.partition_turns (\n  queue text PRIMARY KEY,\n  ring integer NOT NULL,\n  policy text NOT NULL,\n  partition_key text NOT NULL\n)"
     ]
+  },
+  {
+    "version": 21,
+    "name": "0021_queue_archive",
+    "statements": [
+      "-- A queue can keep no archive (docs/configuration.md, `archive: false`): its completed and\n-- expired jobs are deleted as they settle, counted in job_stats, and not written to `archive`.\n-- That saves the archive's row and primary-key entry per job. Every queue archives, as before,\n-- until its settings say otherwise.\nALTER TABLE :SLUICE_SCHEMA.queues ADD COLUMN archive boolean NOT NULL DEFAULT true",
+      "-- The settle reads the few queues that keep no archive on every call; without them it reads nothing.\nCREATE INDEX queues_unarchived ON :SLUICE_SCHEMA.queues (name) WHERE NOT archive"
+    ]
   }
 ]

@@ -6,20 +6,24 @@ export interface QueueRow {
   breaker: { threshold: number; baseMs: number; capMs: number } | null
   singleConsumer: boolean
   globalCap: number | null
+  /** False: the queue's completed and expired jobs are deleted as they settle, not archived. */
+  archive: boolean
 }
 
 /** Writes the queues' settings from code; state (paused, breaker counters) is left alone. */
 export function syncQueues(t: string, queues: readonly QueueRow[]): Statement {
   return {
-    text: `INSERT INTO ${t}.queues AS c (name, breaker_threshold, breaker_base_ms, breaker_cap_ms, single_consumer, global_cap)
-SELECT name, bt, bb, bc, sc, gc
-FROM jsonb_to_recordset($1::jsonb) AS s(name text, bt integer, bb bigint, bc bigint, sc boolean, gc integer)
+    text: `INSERT INTO ${t}.queues AS c (name, breaker_threshold, breaker_base_ms, breaker_cap_ms, single_consumer, global_cap,
+                              archive)
+SELECT name, bt, bb, bc, sc, gc, ar
+FROM jsonb_to_recordset($1::jsonb) AS s(name text, bt integer, bb bigint, bc bigint, sc boolean, gc integer, ar boolean)
 ON CONFLICT (name) DO UPDATE
 SET breaker_threshold = excluded.breaker_threshold, breaker_base_ms = excluded.breaker_base_ms,
-    breaker_cap_ms = excluded.breaker_cap_ms, single_consumer = excluded.single_consumer, global_cap = excluded.global_cap
-WHERE (c.breaker_threshold, c.breaker_base_ms, c.breaker_cap_ms, c.single_consumer, c.global_cap)
+    breaker_cap_ms = excluded.breaker_cap_ms, single_consumer = excluded.single_consumer, global_cap = excluded.global_cap,
+    archive = excluded.archive
+WHERE (c.breaker_threshold, c.breaker_base_ms, c.breaker_cap_ms, c.single_consumer, c.global_cap, c.archive)
       IS DISTINCT FROM (excluded.breaker_threshold, excluded.breaker_base_ms, excluded.breaker_cap_ms,
-                        excluded.single_consumer, excluded.global_cap)`,
+                        excluded.single_consumer, excluded.global_cap, excluded.archive)`,
     values: [
       JSON.stringify(
         queues.map((q) => ({
@@ -29,6 +33,7 @@ WHERE (c.breaker_threshold, c.breaker_base_ms, c.breaker_cap_ms, c.single_consum
           bc: q.breaker?.capMs ?? null,
           sc: q.singleConsumer,
           gc: q.globalCap,
+          ar: q.archive,
         })),
       ),
     ],
@@ -67,6 +72,8 @@ export interface QueueStateRow {
   heldUntil: Date | null
   singleConsumer: boolean
   globalCap: number | null
+  /** False: completed and expired jobs are not archived (the queue's `archive` setting). */
+  archive: boolean
   leaseHolder: string | null
   leaseExpiresAt: Date | null
 }
@@ -75,7 +82,7 @@ export function queueStates(t: string): Statement {
   return {
     text: `SELECT c.name, c.paused, c.paused_at AS "pausedAt", c.breaker_until AS "breakerUntil",
        c.consecutive_failures AS "consecutiveFailures", c.trips, c.held_until AS "heldUntil",
-       c.single_consumer AS "singleConsumer", c.global_cap AS "globalCap", l.holder AS "leaseHolder",
+       c.single_consumer AS "singleConsumer", c.global_cap AS "globalCap", c.archive, l.holder AS "leaseHolder",
        l.expires_at AS "leaseExpiresAt"
 FROM ${t}.queues c LEFT JOIN ${t}.queue_leases l ON l.queue = c.name
 ORDER BY c.name`,

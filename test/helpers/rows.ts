@@ -67,6 +67,8 @@ export interface QueueParams {
   breakerOpenForMs?: number
   /** The queue is held until then (relative to now()). */
   heldForMs?: number
+  /** Its completed and expired jobs are archived (default true). */
+  archive?: boolean
 }
 
 export interface PolicyParams {
@@ -313,13 +315,14 @@ export function rowFactory(db: Queryable, t: string) {
       await one(
         `INSERT INTO ${t}.queues AS c (name, paused, paused_at, single_consumer, global_cap, breaker_threshold,
                                       breaker_base_ms, breaker_cap_ms, consecutive_failures, trips, breaker_until,
-                                      held_until)
-         VALUES ($1, $2, CASE WHEN $2 THEN now() END, $3, $4, $5, $6, $7, $8, $9, ${breaker}, ${held})
+                                      held_until, archive)
+         VALUES ($1, $2, CASE WHEN $2 THEN now() END, $3, $4, $5, $6, $7, $8, $9, ${breaker}, ${held}, $10)
          ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at,
            single_consumer = excluded.single_consumer, global_cap = excluded.global_cap,
            breaker_threshold = excluded.breaker_threshold, breaker_base_ms = excluded.breaker_base_ms,
            breaker_cap_ms = excluded.breaker_cap_ms, consecutive_failures = excluded.consecutive_failures,
-           trips = excluded.trips, breaker_until = excluded.breaker_until, held_until = excluded.held_until
+           trips = excluded.trips, breaker_until = excluded.breaker_until, held_until = excluded.held_until,
+           archive = excluded.archive
          RETURNING name`,
         [
           p.name,
@@ -331,6 +334,7 @@ export function rowFactory(db: Queryable, t: string) {
           p.breakerThreshold == null ? null : (p.breakerCapMs ?? 60_000),
           p.consecutiveFailures ?? 0,
           p.trips ?? 0,
+          p.archive ?? true,
         ],
       )
       return p.name

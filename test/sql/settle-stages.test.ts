@@ -69,6 +69,59 @@ describe('settle_complete', () => {
   })
 })
 
+describe('settle_complete for a queue that keeps no archive', () => {
+  it('deletes its ended jobs without an archive row, counts them, and still returns what follows', async () => {
+    await s.rows.queue({ name: 'fast', archive: false })
+    await s.rows.queue({ name: 'kept' })
+    const fast = await s.rows.leased(INV, { name: 'ping', queue: 'fast', uniqueKey: 'u1' })
+    const expired = await s.rows.leased(INV, { name: 'ping', queue: 'fast' })
+    const child = await s.rows.leased(INV, { name: 'ping', queue: 'fast' })
+    const kept = await s.rows.leased(INV, { name: 'ping', queue: 'kept' })
+    // A queue without a row of its own (never synced) archives, as before.
+    const unknown = await s.rows.leased(INV, { name: 'ping', queue: 'unsynced' })
+    const parent = await s.rows.job({ name: 'flow', queue: 'kept', dueInMs: 60_000 })
+    await s.sql('UPDATE $t.jobs SET parent_id = $1 WHERE id = $2', [parent.id, child.id])
+    const ids = [fast, expired, child, kept, unknown]
+    const [out] = await s.sql<{ n: number; released: unknown[]; outcomes: unknown[]; children: unknown[] }>(
+      `SELECT * FROM $t.settle_complete($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[],
+         $6::bigint[], $7::text[])`,
+      [
+        ids.map((j) => j.id),
+        ids.map((j) => j.token),
+        ['completed', 'expired', 'completed', 'completed', 'completed'],
+        [10, 0, 12, 13, 14],
+        [1, 2, 3, 4, 5],
+        [null, null, null, null, null],
+        [null, null, '{"pong":1}', null, null],
+      ],
+    )
+    expect(out!.n).toBe(5)
+    expect(out!.released).toHaveLength(1)
+    expect(out!.outcomes).toHaveLength(5)
+    // The child's end still reaches its parent's steps, result included.
+    expect(out!.children).toEqual([
+      {
+        child_id: Number(child.id),
+        parent_id: Number(parent.id),
+        ok: true,
+        result: { pong: 1 },
+        error: null,
+      },
+    ])
+    expect(await s.sql('SELECT id::text FROM $t.archive ORDER BY id')).toEqual([
+      { id: kept.id },
+      { id: unknown.id },
+    ])
+    expect(await s.sql('SELECT id::text FROM $t.jobs')).toEqual([{ id: parent.id }])
+    expect(await s.sql('SELECT queue, status, jobs FROM $t.job_stats ORDER BY queue, status')).toEqual([
+      { queue: 'fast', status: 'completed', jobs: 2 },
+      { queue: 'fast', status: 'expired', jobs: 1 },
+      { queue: 'kept', status: 'completed', jobs: 1 },
+      { queue: 'unsynced', status: 'completed', jobs: 1 },
+    ])
+  })
+})
+
 describe("settle_complete's admission records", () => {
   it("are built only for jobs that carry their lag (adaptive policies'): nothing else reads them", async () => {
     const policyJob = () =>

@@ -14,7 +14,9 @@ CREATE TABLE queues (
   held_until timestamp with time zone,
   single_consumer boolean NOT NULL DEFAULT false,
   global_cap integer,
+  archive boolean NOT NULL DEFAULT true,
   CONSTRAINT queues_global_cap_check CHECK ((global_cap >= 1)),
   CONSTRAINT queues_pkey PRIMARY KEY (name)
 );
 CREATE UNIQUE INDEX queues_pkey ON :SLUICE_SCHEMA.queues USING btree (name);
+CREATE INDEX queues_unarchived ON :SLUICE_SCHEMA.queues USING btree (name) WHERE (NOT archive);

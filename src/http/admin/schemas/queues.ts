@@ -33,6 +33,7 @@ export const queueStateRow = z.object({
   heldUntil: ts.nullable(),
   singleConsumer: z.boolean(),
   globalCap: z.number().nullable(),
+  archive: z.boolean(),
   leaseHolder: z.string().nullable(),
   leaseExpiresAt: ts.nullable(),
 })
