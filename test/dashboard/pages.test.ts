@@ -13,7 +13,12 @@ describe('dashboard pages', () => {
   let batchId: string
 
   beforeAll(async () => {
-    t = await makeSluice({ jobs: JOBS, subscribers: SUBSCRIBERS, recurring: [nightly] })
+    t = await makeSluice({
+      jobs: JOBS,
+      subscribers: SUBSCRIBERS,
+      recurring: [nightly],
+      queues: { doomed: { archive: false } },
+    })
     app = appFor(t, { dashboard: true })
     // Hostile text everywhere an operator's page shows stored data.
     await t.sluice.enqueue(doomed, { note: HOSTILE })
@@ -147,6 +152,11 @@ describe('dashboard pages', () => {
     expect(queues).toContain('<tr data-queue="sends">')
     expect(queues).toMatch(/<tr data-queue="sends">[\s\S]*?data-action="resume"/)
     expect(queues).toMatch(/<tr data-queue="default">[\s\S]*?data-action="pause"/)
+    // A queue that keeps no archive says so; the others say nothing.
+    expect(queues).toMatch(
+      /<tr data-queue="doomed"><th scope="row"><a [^>]*>doomed<\/a> <span [^>]*>\(no archive\)/,
+    )
+    expect(queues.match(/\(no archive\)/g)).toHaveLength(1)
     const dead = await browser.page('/dashboard/dead-letters')
     expect(dead).toMatch(
       /<tr data-dead-letter-id="\d+">[\s\S]*?data-action="retry"[\s\S]*?data-action="discard"/,

@@ -209,7 +209,7 @@ describe('the admin API', () => {
   test('queues and partitions: pause, resume, cap; unknown ones are 404', async () => {
     expect((await post('/api/v1/queues/default/pause')).status).toBe(200)
     expect((await get('/api/v1/queues')).body.states).toContainEqual(
-      expect.objectContaining({ name: 'default', paused: true }),
+      expect.objectContaining({ name: 'default', paused: true, archive: true }),
     )
     expect((await post('/api/v1/queues/default/resume')).status).toBe(200)
     expect((await post('/api/v1/queues/nosuch/pause')).status).toBe(404)

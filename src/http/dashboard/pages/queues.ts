@@ -28,7 +28,11 @@ export const queuesPage: Page = {
           ? action(view, `/queues/${q}/resume`, 'resume', 'Resume')
           : action(view, `/queues/${q}/pause`, 'pause', 'Pause')
       }${action(view, `/queues/${q}/purge`, 'purge', 'Purge…', { danger: true })}`
-      return html`<tr data-queue="${name}"><th scope="row"><a href="${view.base}/jobs?queue=${q}">${name}</a></th>
+      return html`<tr data-queue="${name}"><th scope="row"><a href="${view.base}/jobs?queue=${q}">${name}</a>${
+        s && !s.archive
+          ? html` <span class="muted" title="Completed and expired jobs are deleted, not archived">(no archive)</span>`
+          : EMPTY
+      }</th>
 <td>${s?.paused ? html`paused ${time(s.pausedAt)}` : 'running'}</td>
 <td class="num">${number(m?.ready)}</td><td class="num">${number(m && m.delayed - m.retrying)}</td>
 <td class="num">${number(m?.retrying)}</td><td class="num">${number(m?.inFlight)}</td>
