@@ -53,6 +53,15 @@ SET jit = off
 AS $fn$
 #variable_conflict use_column
 BEGIN
+  -- The job's row first, in a statement of its own. A publish or a child's end that resolves one
+  -- of its waits holds that row (steps_resolved) until it commits; the statement below, which
+  -- reads the job's open waits, then starts after the commit and sees them resolved. Read in the
+  -- statement that waited for the row, a wait resolved meanwhile would still look open, and the job
+  -- would sleep until that wait's timeout.
+  PERFORM 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.id = p_job AND j.lease_token = p_token FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
   RETURN QUERY
   WITH back AS (
     UPDATE :SLUICE_SCHEMA.jobs j
