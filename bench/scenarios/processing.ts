@@ -14,10 +14,12 @@ import {
   migrateGraphile,
 } from '../systems/graphile.js'
 import { fetchLoop, fillBoss, openBoss, workLoop } from '../systems/pgboss.js'
-import { drainAll, fillSluice, openSluice } from '../systems/sluice.js'
+import { drainAll, fillSluice, openSluice, QUEUE } from '../systems/sluice.js'
 
 export const SLUICE_SERIAL = 'processing.sluice.drain'
 export const SLUICE_PARALLEL = 'processing.sluice.drain-x4'
+/** The drain loop on a queue set to `archive: false`: completed jobs kept nowhere, as graphile-worker's. */
+export const SLUICE_NO_ARCHIVE = 'processing.sluice.drain-no-archive'
 export const GRAPHILE_BATCHED = 'processing.graphile.batched'
 const PARALLEL = 4
 /** Batch-size settings of the peers follow Sluice's default, so that batches compare like for like. */
@@ -62,9 +64,14 @@ function check(what: string, handled: number, n: number): void {
   if (handled !== n) throw new Error(`${what}: ran ${handled} jobs, expected ${n}`)
 }
 
-async function sluiceRun(ctx: BenchContext, n: number, parallel: number): Promise<Measurement> {
+async function sluiceRun(
+  ctx: BenchContext,
+  n: number,
+  parallel: number,
+  { archive = true }: { archive?: boolean } = {},
+): Promise<Measurement> {
   const schema = schemaName('sluice_proc')
-  const b = await openSluice(ctx.url, schema)
+  const b = await openSluice(ctx.url, schema, archive ? {} : { queues: { [QUEUE]: { archive: false } } })
   try {
     await fillSluice(b, n)
     await settleDown(ctx.admin, schema)
@@ -77,11 +84,12 @@ async function sluiceRun(ctx: BenchContext, n: number, parallel: number): Promis
     const settles = b.log.events.filter((e) => b.kindOf(e).startsWith('settle'))
     const dbMs = [...claims, ...settles].reduce((a, e) => a + e.durationMs, 0)
     return {
-      id: parallel === 1 ? SLUICE_SERIAL : SLUICE_PARALLEL,
+      id: !archive ? SLUICE_NO_ARCHIVE : parallel === 1 ? SLUICE_SERIAL : SLUICE_PARALLEL,
       scenario: 'processing',
       system: 'sluice',
-      label:
-        parallel === 1
+      label: !archive
+        ? 'drain() loop, defaults, on a queue set to archive: false (completed jobs kept nowhere, as graphile-worker)'
+        : parallel === 1
           ? `drain() loop, defaults (batch ${b.sluice.config.drain.batchSize}, concurrency ${b.sluice.config.drain.concurrency})`
           : `${parallel} drain() loops at once`,
       value: rate(n, ms),
@@ -219,6 +227,8 @@ export const processing: Scenario = {
     ctx.log(`sluice: ${n} jobs, ${PARALLEL} drain loops`)
     const parallel = await sluiceRun(ctx, n, PARALLEL)
     out.push(parallel)
+    ctx.log(`sluice: ${n} jobs, one drain loop, a queue set to archive: false`)
+    out.push(await sluiceRun(ctx, n, 1, { archive: false }))
     for (const c of GRAPHILE_CONFIGS) {
       ctx.log(`graphile-worker: ${c.id}`)
       const m = await graphileRun(ctx, n, c)
