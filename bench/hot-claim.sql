@@ -1,0 +1,130 @@
+-- What a HOT claim would save, on a model of the jobs table (psql script):
+--
+--   psql "$DATABASE_URL" -v n=100000 -v fillfactor=35 -f bench/hot-claim.sql
+--
+-- Two tables with the jobs table's columns and N no-op jobs each, drained by the same loop in one
+-- backend: claim 200 (walk the ready index, lock, update), commit, then delete the batch claimed
+-- before it, commit (a drain's pipeline: a batch settles after the next one is claimed). No
+-- archive, no stats: only what the claim's storage decides.
+--   today: the claim sets run_at (the lease's end), attempts and lease_token, which are keys or
+--          predicates of the ready, leased, retrying and last-attempt indexes, so every claimed row
+--          gets a new heap tuple and new index entries (no HOT update);
+--   hot:   the lease's end in its own column (lease_until), and no index on any column the claim
+--          sets; the walk skips rows under a live lease. The table's fillfactor leaves room for
+--          the new versions on their page.
+-- Prints WAL bytes and backend time per job for each, and how many updates were HOT. Drops its
+-- schema at the end. A model, not Sluice's SQL: counting leased jobs (caps, admission, metrics)
+-- without the leased indexes is the part of the redesign it leaves out.
+\set ON_ERROR_STOP on
+\if :{?n}
+\else
+  \set n 100000
+\endif
+\if :{?fillfactor}
+\else
+  \set fillfactor 35
+\endif
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS sluice_hot_model CASCADE;
+CREATE SCHEMA sluice_hot_model;
+SET search_path = sluice_hot_model;
+
+CREATE TABLE today (
+  id bigserial PRIMARY KEY, queue text NOT NULL, name text NOT NULL, payload jsonb NOT NULL,
+  priority smallint NOT NULL DEFAULT 16384, run_at timestamptz NOT NULL DEFAULT now(),
+  attempts integer NOT NULL DEFAULT 0, max_attempts integer NOT NULL DEFAULT 5, lease_token uuid, leased_by text,
+  enqueued_at timestamptz NOT NULL DEFAULT now(), errors jsonb NOT NULL DEFAULT '[]', concurrency_key text,
+  unique_key text, exclusive_key text, batch_id bigint, policy text, partition_key text, trace_context text,
+  started_at timestamptz, waiting integer, parent_id bigint, lease_until timestamptz
+) WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+CREATE TABLE hot (LIKE today INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+  WITH (fillfactor = :fillfactor, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+ALTER TABLE hot ADD PRIMARY KEY (id);
+
+-- Today's indexes on jobs.
+CREATE INDEX today_ready ON today (queue, priority, run_at, id) WHERE policy IS NULL;
+CREATE INDEX today_leased ON today (queue) WHERE lease_token IS NOT NULL;
+CREATE INDEX today_retrying ON today (queue, run_at) WHERE attempts > 0 AND lease_token IS NULL;
+CREATE INDEX today_last_attempt ON today (run_at) WHERE lease_token IS NOT NULL AND attempts >= max_attempts;
+CREATE INDEX today_concurrency_key ON today (concurrency_key) WHERE concurrency_key IS NOT NULL;
+CREATE INDEX today_unique_key ON today (unique_key) WHERE unique_key IS NOT NULL;
+CREATE INDEX today_admit ON today (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL;
+-- The same without the lease's indexes: nothing the claim sets is indexed.
+CREATE INDEX hot_ready ON hot (queue, priority, run_at, id) WHERE policy IS NULL;
+CREATE INDEX hot_concurrency_key ON hot (concurrency_key) WHERE concurrency_key IS NOT NULL;
+CREATE INDEX hot_unique_key ON hot (unique_key) WHERE unique_key IS NOT NULL;
+CREATE INDEX hot_admit ON hot (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL;
+
+INSERT INTO today (queue, name, payload) SELECT 'q', 'noop', jsonb_build_object('n', g) FROM generate_series(1, :n) g;
+INSERT INTO hot (queue, name, payload) SELECT 'q', 'noop', jsonb_build_object('n', g) FROM generate_series(1, :n) g;
+VACUUM ANALYZE today;
+VACUUM ANALYZE hot;
+CHECKPOINT;
+
+SELECT pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \gset
+DO $$
+DECLARE
+  v_prev bigint[];
+  v_cur bigint[];
+BEGIN
+  LOOP
+    WITH picked AS (
+      SELECT id FROM today WHERE queue = 'q' AND policy IS NULL AND run_at <= now() AND attempts < max_attempts
+      ORDER BY priority, run_at, id LIMIT 200 FOR UPDATE SKIP LOCKED
+    ), leased AS (
+      UPDATE today t SET run_at = now() + interval '60 s', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
+                         leased_by = 'drn_0123456789abcdef0123456789abcdef', started_at = now()
+      FROM picked WHERE t.id = picked.id RETURNING t.id
+    )
+    SELECT array_agg(id) INTO v_cur FROM leased;
+    COMMIT;
+    IF v_prev IS NOT NULL THEN
+      DELETE FROM today WHERE id = ANY (v_prev);
+      COMMIT;
+    END IF;
+    EXIT WHEN v_cur IS NULL;
+    v_prev := v_cur;
+  END LOOP;
+END
+$$;
+SELECT pg_current_wal_insert_lsn() AS l1, clock_timestamp() AS t1 \gset
+DO $$
+DECLARE
+  v_prev bigint[];
+  v_cur bigint[];
+BEGIN
+  LOOP
+    WITH picked AS (
+      SELECT id FROM hot WHERE queue = 'q' AND policy IS NULL AND run_at <= now() AND attempts < max_attempts
+        AND (lease_until IS NULL OR lease_until <= now())
+      ORDER BY priority, run_at, id LIMIT 200 FOR UPDATE SKIP LOCKED
+    ), leased AS (
+      UPDATE hot h SET lease_until = now() + interval '60 s', attempts = h.attempts + 1, lease_token = gen_random_uuid(),
+                       leased_by = 'drn_0123456789abcdef0123456789abcdef', started_at = now()
+      FROM picked WHERE h.id = picked.id RETURNING h.id
+    )
+    SELECT array_agg(id) INTO v_cur FROM leased;
+    COMMIT;
+    IF v_prev IS NOT NULL THEN
+      DELETE FROM hot WHERE id = ANY (v_prev);
+      COMMIT;
+    END IF;
+    EXIT WHEN v_cur IS NULL;
+    v_prev := v_cur;
+  END LOOP;
+END
+$$;
+SELECT pg_current_wal_insert_lsn() AS l2, clock_timestamp() AS t2 \gset
+SELECT pg_stat_force_next_flush();
+
+SELECT 'today' AS claim,
+       round(pg_wal_lsn_diff(:'l1', :'l0') / :n) AS wal_bytes_per_job,
+       round((extract(epoch FROM :'t1'::timestamptz - :'t0'::timestamptz) * 1e6 / :n)::numeric, 1) AS us_per_job,
+       (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'today'::regclass) AS hot_updates
+UNION ALL
+SELECT 'hot, fillfactor ' || :fillfactor,
+       round(pg_wal_lsn_diff(:'l2', :'l1') / :n),
+       round((extract(epoch FROM :'t2'::timestamptz - :'t1'::timestamptz) * 1e6 / :n)::numeric, 1),
+       (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'hot'::regclass);
+
+DROP SCHEMA sluice_hot_model CASCADE;
