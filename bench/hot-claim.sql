@@ -2,8 +2,8 @@
 --
 --   psql "$DATABASE_URL" -v n=100000 -v fillfactor=35 -f bench/hot-claim.sql
 --
--- Two tables with the jobs table's columns and N no-op jobs each, drained by the same loop in one
--- backend: claim 200 (walk the ready index, lock, update), commit, then delete the batch claimed
+-- Three tables with the jobs table's columns and N no-op jobs each, drained by the same loop in
+-- one backend: claim 200 (walk the ready index, lock, lease), commit, then delete the batch claimed
 -- before it, commit (a drain's pipeline: a batch settles after the next one is claimed). No
 -- archive, no stats: only what the claim's storage decides.
 --   today: the claim sets run_at (the lease's end), attempts and lease_token, which are keys or
@@ -16,7 +16,7 @@
 --          token, end, queue), indexed by job and by queue for the counts that read leases; the
 --          walk skips jobs with a live lease, and the settle deletes both rows.
 -- Prints WAL bytes and backend time per job for each, and how many updates were HOT. Drops its
--- schema at the end. A model, not Sluice's SQL: for the first two, counting leased jobs (caps,
+-- schema at the end. A model, not Sluice's SQL: for the hot table, counting leased jobs (caps,
 -- admission, metrics) without the leased indexes is the part of the redesign it leaves out.
 \set ON_ERROR_STOP on
 \if :{?n}
@@ -38,11 +38,12 @@ CREATE TABLE today (
   attempts integer NOT NULL DEFAULT 0, max_attempts integer NOT NULL DEFAULT 5, lease_token uuid, leased_by text,
   enqueued_at timestamptz NOT NULL DEFAULT now(), errors jsonb NOT NULL DEFAULT '[]', concurrency_key text,
   unique_key text, exclusive_key text, batch_id bigint, policy text, partition_key text, trace_context text,
-  started_at timestamptz, waiting integer, parent_id bigint, lease_until timestamptz
+  started_at timestamptz, waiting integer, parent_id bigint
 ) WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
 CREATE TABLE hot (LIKE today INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
   WITH (fillfactor = :fillfactor, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
 ALTER TABLE hot ADD PRIMARY KEY (id);
+ALTER TABLE hot ADD COLUMN lease_until timestamptz;
 CREATE TABLE apart (LIKE today INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
   WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
 ALTER TABLE apart ADD PRIMARY KEY (id);
