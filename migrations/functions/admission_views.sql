@@ -56,7 +56,7 @@ AS $fn$
 $fn$;
 
 -- Why a waiting job is not running, from the state of the gates it meets, checked in the order
--- the claim meets them: the queue's (claim_eligible, then its global cap last, as claim_room
+-- the claim meets them: the queue's (claim_open's, then its global cap last, as claim_room
 -- bounds the room after the partition's gates), the partition's pause and slow-down, the job's
 -- due time (p_not_due says it: a partition's "not due until", a job's own wording), the
 -- partition's throttle and cap, then the policy's global cap. A slow-down is named before the

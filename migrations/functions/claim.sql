@@ -23,19 +23,21 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 );
 
 -- The claim is composed of stages, each a function of its own, called in this order by claim()
--- (claim_register, claim_pick and claim_lease below; the others in claim_stages.sql and
--- admission_claim.sql):
---   0. claim_register: the drain's invocation lease and its single-consumer queue leases;
---   1. claim_eligible: which of the drain's queues it may serve now;
---   2. claim_room: how many jobs each of them may take in this claim;
+-- (claim_lease below; the others in claim_stages.sql and admission_claim.sql):
+--   0, 1. claim_open: the drain's invocation lease and its single-consumer queue leases; which
+--      of the drain's queues it may serve now; whether any of them is gated (a global cap, or
+--      admission partitions). When none is, the plain path: claim_open also does stage 4, in the
+--      same statement, and the claim goes on to stage 5;
+--   2. claim_room: how many jobs each open queue may take in this claim;
 --   2b. admission_room (admission_claim.sql, called by admission_walk): the partitions of admission
 --      policies it admits from, and the room each partition's gates leave (throttle, concurrency,
 --      adaptive cap, global cap);
 --   3. the per-row condition a waiting job must meet to be picked: one fragment of SQL
 --      (migrations/fragments/claim_candidate.sql) placed in each walk of 4 and 4b;
---   4. claim_pick: each queue's plain jobs walked on the ready index, in order, up to its room,
---      and (4b, admission_walk) each admitting partition's jobs on the admit index, a share of
---      the claim each, in turns when the policy is fair;
+--   4. the walk: each queue's plain jobs walked on the ready index, in order, up to its room
+--      (claim_open on the plain path, claim_pick on a gated one), and (4b, admission_walk, called
+--      by claim_pick) each admitting partition's jobs on the admit index, a share of the claim
+--      each, in turns when the policy is fair;
 --   5. claim_take_keys: locks taken after picking; a picked job that cannot take its lock is
 --      dropped, and the claim reports `more` so that the drain claims again once it settles;
 --   6. claim_lease: the picked jobs leased to the drain, their attempt counted, and (5b,
@@ -98,24 +100,28 @@ SET jit = off
 AS $fn$
 DECLARE
   v_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
-  v_open text[];
+  v_open record;
   v_pick record;
   v_skip bigint[] := '{}';
   v_more boolean;
   v_rows integer := 0;
   v_n integer := 0;
 BEGIN
-  PERFORM :SLUICE_SCHEMA.claim_register(p_invocation, p_queues, p_priority, v_until, p_jobs_done);
-
-  -- Stage 1: the queues it may serve now.
-  v_open := :SLUICE_SCHEMA.claim_eligible(p_queues, p_invocation, p_priority);
-  IF cardinality(v_open) = 0 THEN
+  -- Stages 0 and 1; on the plain path, stage 4 too.
+  SELECT * INTO v_open
+  FROM :SLUICE_SCHEMA.claim_open(p_queues, p_invocation, p_priority, v_until, p_jobs_done, p_limit, p_defer);
+  IF cardinality(v_open.open) = 0 THEN
     RETURN;
   END IF;
 
-  -- Stages 2 to 4; 2 and 2b skipped when no open queue is gated (claim_gated).
-  SELECT * INTO v_pick
-  FROM :SLUICE_SCHEMA.claim_pick(v_open, p_limit, p_defer, :SLUICE_SCHEMA.claim_gated(v_open));
+  IF v_open.gated THEN
+    -- Stages 2 to 4 of a gated claim.
+    SELECT * INTO v_pick FROM :SLUICE_SCHEMA.claim_pick(v_open.open, p_limit, p_defer);
+  ELSE
+    SELECT v_open.ids, v_open.due, v_open.single, v_open.exclusive, v_open.cut_queues, v_open.cut_names,
+           false AS capped
+    INTO v_pick;
+  END IF;
 
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of
   -- the job that did not fit.

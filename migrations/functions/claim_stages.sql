@@ -1,39 +1,119 @@
 -- The claim's stages (see claim.sql for the order; claim_lease, which returns the claim's row
 -- type, is there). Each control plugs into one stage.
 
--- Stage 0: registers or renews the drain's invocation lease until p_until, and takes or renews
--- the leases of its single-consumer queues (free, expired, or already its own). The claim commits
--- with the server's durability setting: a claim forgotten in a crash while its drain runs the
--- jobs would let a second drain claim and run them at the same time.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_register(
-  p_invocation text, p_queues text[], p_priority integer, p_until timestamptz, p_jobs_done integer
+-- Stages 0 and 1 were two functions (claim_register, claim_eligible), and claim_pick took whether
+-- the open queues are gated: claim_open does all three now, in one statement.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_register(text, text[], integer, timestamptz, integer);
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_eligible(text[], text, integer);
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_gated(text[]);
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_pick(text[], integer, text[], boolean);
+
+-- Stages 0 and 1, and stage 4 on the plain path, in one statement (a fresh backend plans one
+-- statement, not three functions', to take its first job):
+--   0. registers or renews the drain's invocation lease until p_until, and takes or renews the
+--      leases of its single-consumer queues (free, expired, or already its own);
+--   1. opens the queues it may serve now: not paused, breaker closed, not held, not served by a
+--      higher-priority drain, single-consumer queues only with their lease;
+--   whether any open queue is gated: one has a global cap or admission partitions, so stages 2
+--      and 2b have work to do and claim_pick walks them. A new gate in claim_room is named here too;
+--   4. when none is (the plain path), each open queue's jobs walked on the ready index in claim
+--      order, up to p_limit, meeting stage 3 and not locked by another claim; in each queue it
+--      stops before the first job named in p_defer. The walk's results are claim_pick's.
+-- The claim commits with the server's durability setting: a claim forgotten in a crash while its
+-- drain runs the jobs would let a second drain claim and run them at the same time.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_open(
+  p_queues text[], p_invocation text, p_priority integer, p_until timestamptz, p_jobs_done integer,
+  p_limit integer, p_defer text[],
+  OUT open text[], OUT gated boolean, OUT ids bigint[], OUT due timestamptz[], OUT single boolean[],
+  OUT exclusive text[], OUT cut_queues text[], OUT cut_names text[]
 )
-RETURNS void LANGUAGE plpgsql
+LANGUAGE plpgsql
 SET jit = off
 AS $fn$
+#variable_conflict use_column
 BEGIN
-  INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
-  VALUES (p_invocation, p_queues, p_priority, p_until, p_jobs_done)
-  ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done;
-
-  -- Single-consumer queues: take or renew the queue lease (free, expired, or already ours).
-  INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
-  SELECT c.name, p_invocation, p_until
-  FROM :SLUICE_SCHEMA.queues c
-  WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
-  ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-  WHERE l.holder = excluded.holder OR l.expires_at < now();
+  WITH registered AS (
+    INSERT INTO :SLUICE_SCHEMA.invocations AS i (id, queues, priority, expires_at, jobs_done)
+    VALUES (p_invocation, p_queues, p_priority, p_until, p_jobs_done)
+    ON CONFLICT ON CONSTRAINT invocations_pkey DO UPDATE SET expires_at = excluded.expires_at, jobs_done = excluded.jobs_done
+  ), queue_leased AS (
+    -- Returns the single-consumer queues whose lease is this drain's now.
+    INSERT INTO :SLUICE_SCHEMA.queue_leases AS l (queue, holder, expires_at)
+    SELECT c.name, p_invocation, p_until
+    FROM :SLUICE_SCHEMA.queues c
+    WHERE c.name = ANY (p_queues) AND c.single_consumer AND NOT c.paused
+    ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+    WHERE l.holder = excluded.holder OR l.expires_at < now()
+    RETURNING l.queue
+  ), opened AS (
+    SELECT q.name, coalesce(c.single_consumer, false) AS single_consumer, c.global_cap
+    FROM unnest(p_queues) AS q(name)
+    LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+    -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
+    -- higher priority holds it all the same.
+    WHERE (c.name IS NULL OR (
+          NOT c.paused
+      AND coalesce(c.breaker_until, '-infinity') <= now()
+      AND coalesce(c.held_until, '-infinity') <= now()
+      AND (NOT c.single_consumer OR c.name IN (SELECT queue FROM queue_leased))
+    ))
+    AND NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.invocations o
+      WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
+    )
+  ), gate AS (
+    SELECT EXISTS (SELECT 1 FROM opened WHERE opened.global_cap IS NOT NULL)
+        OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue IN (SELECT name FROM opened)) AS gated
+  ), candidates AS (
+    SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, opened.name AS queue, opened.single_consumer
+    FROM opened
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+      FROM :SLUICE_SCHEMA.jobs j
+      WHERE j.queue = opened.name AND j.policy IS NULL
+        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
+        AND :CLAIM_CANDIDATE(j)
+      ORDER BY j.priority, j.run_at, j.id
+      LIMIT p_limit
+      FOR UPDATE SKIP LOCKED
+    ) p
+    WHERE NOT (SELECT gated FROM gate)
+  ), cut AS (
+    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
+    -- everything behind it in that queue stay where they are, in order, for a drain with time.
+    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
+    FROM candidates c
+    WHERE c.name = ANY (p_defer)
+    ORDER BY c.queue, c.priority, c.run_at, c.id
+  ), picked AS (
+    SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer
+    FROM candidates c
+    LEFT JOIN cut ON cut.queue = c.queue
+    WHERE cut.queue IS NULL OR (c.priority, c.run_at, c.id) < (cut.priority, cut.run_at, cut.id)
+    ORDER BY c.priority, c.run_at, c.id
+    LIMIT p_limit
+  )
+  SELECT (SELECT coalesce(array_agg(name), '{}') FROM opened),
+         (SELECT gated FROM gate),
+         (SELECT array_agg(id ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(run_at ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
+         (SELECT array_agg(queue ORDER BY queue) FROM cut),
+         (SELECT array_agg(name ORDER BY queue) FROM cut)
+  INTO open, gated, ids, due, single, exclusive, cut_queues, cut_names;
 END
 $fn$;
 
--- Stage 4, picking: each open queue walked on the claim index in order, up to its room (stage 2,
--- when p_gated), taking the jobs that meet stage 3 and that no other claim has locked, and each
--- admitting partition's share (4b). Returns the picked jobs in claim order (their due times,
--- whether their queue is single-consumer, their while-executing keys), the queues it stopped in
--- before a job named in p_defer (with that job's name), and whether a partition admitted up to a
--- cap or gave its whole share (`capped`: more may come once these settle).
+-- Stage 4 on a gated claim (claim_open walks the plain path's queues itself): each open queue
+-- walked on the ready index in order, up to its room (stage 2), taking the jobs that meet stage 3
+-- and that no other claim has locked, and each admitting partition's share (4b). Returns the
+-- picked jobs in claim order (their due times, whether their queue is single-consumer, their
+-- while-executing keys), the queues it stopped in before a job named in p_defer (with that job's
+-- name), and whether a partition admitted up to a cap or gave its whole share (`capped`: more may
+-- come once these settle).
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_pick(
-  p_open text[], p_limit integer, p_defer text[], p_gated boolean,
+  p_open text[], p_limit integer, p_defer text[],
   OUT ids bigint[], OUT due timestamptz[], OUT single boolean[], OUT exclusive text[], OUT cut_queues text[],
   OUT cut_names text[], OUT capped boolean
 )
@@ -46,11 +126,6 @@ AS $fn$
 BEGIN
   WITH open AS (
     SELECT r.queue AS name, r.single_consumer, r.room FROM :SLUICE_SCHEMA.claim_room(p_open, p_limit) r
-    WHERE p_gated
-    UNION ALL
-    SELECT q.name, coalesce(c.single_consumer, false), p_limit
-    FROM unnest(p_open) AS q(name) LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
-    WHERE NOT p_gated
   ), plain AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
            NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
@@ -74,7 +149,6 @@ BEGIN
            w.partition_key, w.turn, w.global_room, w.more
     FROM :SLUICE_SCHEMA.admission_walk(p_open, p_limit) w
     JOIN open ON open.name = w.queue
-    WHERE p_gated
   ), ranked AS (
     -- A queue's room (its global cap) and a policy's global cap bound what the claim takes.
     SELECT c.*,
@@ -84,16 +158,10 @@ BEGIN
   ), candidates AS (
     SELECT r.queue, r.name, r.id, r.run_at, r.priority, r.exclusive_key, r.single_consumer, r.turn
     FROM ranked r JOIN open ON open.name = r.queue
-    WHERE p_gated AND r.in_queue <= open.room
+    WHERE r.in_queue <= open.room
       AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
-    UNION ALL
-    -- Without gates a queue's walk stops at its room already: every plain job is a candidate.
-    SELECT p.queue, p.name, p.id, p.run_at, p.priority, p.exclusive_key, p.single_consumer, p.turn
-    FROM plain p
-    WHERE NOT p_gated
   ), cut AS (
-    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
-    -- everything behind it in that queue stay where they are, in order, for a drain with time.
+    -- Per queue, the first candidate of a job the drain cannot fit in its time left (as claim_open's).
     SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
     FROM candidates c
     WHERE c.name = ANY (p_defer)
@@ -116,34 +184,6 @@ BEGIN
          -- one that gave its whole share may have more to give now.
          (SELECT bool_or(more) FROM admitted)
   INTO ids, due, single, exclusive, cut_queues, cut_names, capped;
-END
-$fn$;
-
--- Stage 1: the queues this drain may serve now: not paused, breaker closed, not held, not served
--- by a higher-priority drain, single-consumer queues only with their lease (taken in claim).
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_eligible(p_queues text[], p_invocation text, p_priority integer)
-RETURNS text[] LANGUAGE plpgsql STABLE
-SET jit = off
--- plpgsql, so that its plan is cached: a LANGUAGE sql function called from the claim (not inlined)
--- is planned on every call.
-AS $fn$
-BEGIN
-  RETURN (SELECT coalesce(array_agg(q.name), '{}')
-  FROM unnest(p_queues) AS q(name)
-  LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
-  -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
-  -- higher priority holds it all the same.
-  WHERE (c.name IS NULL OR (
-        NOT c.paused
-    AND coalesce(c.breaker_until, '-infinity') <= now()
-    AND coalesce(c.held_until, '-infinity') <= now()
-    AND (NOT c.single_consumer OR EXISTS (
-          SELECT 1 FROM :SLUICE_SCHEMA.queue_leases l WHERE l.queue = q.name AND l.holder = p_invocation))
-  ))
-  AND NOT EXISTS (
-    SELECT 1 FROM :SLUICE_SCHEMA.invocations o
-    WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
-  ));
 END
 $fn$;
 
@@ -176,20 +216,6 @@ BEGIN
          END
   FROM unnest(p_open) AS q(name)
   LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name;
-END
-$fn$;
-
--- Whether stages 2 and 2b matter for these open queues: one has a global cap or admission
--- partitions. When none has, each queue's room is the claim's limit and nothing is admitted, so
--- the claim skips both. A new gate in claim_room must be named here too.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_gated(p_open text[])
-RETURNS boolean LANGUAGE plpgsql STABLE
-SET jit = off
--- plpgsql, so that its plan is cached (see claim_eligible).
-AS $fn$
-BEGIN
-  RETURN EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues c WHERE c.name = ANY (p_open) AND c.global_cap IS NOT NULL)
-      OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = ANY (p_open));
 END
 $fn$;
 

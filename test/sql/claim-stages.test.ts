@@ -1,5 +1,5 @@
 /**
- * The claim's own stages (claim_register, claim_pick in claim_stages.sql; claim_lease in
+ * The claim's own stages (claim_open, claim_pick in claim_stages.sql; claim_lease in
  * claim.sql), each called alone on seeded rows with its named parameters. test/sql/claim.test.ts
  * covers them composed by claim().
  */
@@ -16,17 +16,31 @@ afterEach(async (context) => {
 
 const INV = 'drn_stages'
 
-describe('claim_register', () => {
-  const register = (invocation: string, queues: string[], untilMs = 30_000) =>
-    s.sql(
-      `SELECT $t.claim_register(p_invocation => $1, p_queues => $2::text[], p_priority => 0,
-         p_until => now() + $3 * interval '1 millisecond', p_jobs_done => 7)`,
-      [invocation, queues, untilMs],
-    )
+describe('claim_open', () => {
+  const open = (
+    invocation: string,
+    queues: string[],
+    { untilMs = 30_000, limit = 10, defer = [] as string[] } = {},
+  ) =>
+    s
+      .sql<{
+        open: string[]
+        gated: boolean
+        ids: string[] | null
+        single: boolean[] | null
+        cut_queues: string[] | null
+        cut_names: string[] | null
+      }>(
+        `SELECT open, gated, ids::text[] AS ids, single, cut_queues, cut_names
+         FROM $t.claim_open(p_queues => $2::text[], p_invocation => $1, p_priority => 0,
+           p_until => now() + $3 * interval '1 millisecond', p_jobs_done => 7, p_limit => $4, p_defer => $5::text[])`,
+        [invocation, queues, untilMs, limit, defer],
+      )
+      .then((rows) => rows[0]!)
 
   it('registers the invocation, then renews it', async () => {
-    await register(INV, ['a'], 1_000)
-    await register(INV, ['a'], 60_000)
+    await open(INV, ['a'], { untilMs: 1_000 })
+    await open(INV, ['a'], { untilMs: 60_000 })
     const rows = await s.sql<{ id: string; jobs_done: number; left_s: number }>(
       'SELECT id, jobs_done, extract(epoch FROM expires_at - now())::float8 AS left_s FROM $t.invocations',
     )
@@ -35,18 +49,64 @@ describe('claim_register', () => {
     expect(rows[0]!.left_s).toBeGreaterThan(50)
   })
 
-  it("takes a single-consumer queue's lease when it is free or run out, never another's live one", async () => {
+  it("takes a single-consumer queue's lease when it is free or run out, never another's live one; opens only those it holds", async () => {
     await s.rows.queue({ name: 'serial', singleConsumer: true })
     await s.rows.queue({ name: 'taken', singleConsumer: true })
     await s.rows.queue({ name: 'stale', singleConsumer: true })
     await s.rows.queueLease({ queue: 'taken', holder: 'drn_other', expiresInMs: 60_000 })
     await s.rows.queueLease({ queue: 'stale', holder: 'drn_gone', expiresInMs: -1_000 })
-    await register(INV, ['serial', 'taken', 'stale'])
+    const job = await s.rows.ready({ queue: 'serial' })
+    await s.rows.ready({ queue: 'taken' })
+    const got = await open(INV, ['serial', 'taken', 'stale'])
+    expect(got).toMatchObject({ gated: false, ids: [job.id], single: [true] })
+    expect([...got.open].sort()).toEqual(['serial', 'stale'])
     expect(await s.sql('SELECT queue, holder FROM $t.queue_leases ORDER BY queue')).toEqual([
       { queue: 'serial', holder: INV },
       { queue: 'stale', holder: INV },
       { queue: 'taken', holder: 'drn_other' },
     ])
+  })
+
+  it('opens no queue that is paused, tripped, held or served by a higher-priority drain', async () => {
+    await s.rows.queue({ name: 'paused', paused: true })
+    await s.rows.queue({ name: 'tripped', breakerThreshold: 3, trips: 1, breakerOpenForMs: 60_000 })
+    await s.rows.queue({ name: 'held', heldForMs: 60_000 })
+    await s.rows.queue({ name: 'closed-then', breakerThreshold: 3, trips: 1, breakerOpenForMs: -1_000 })
+    await s.rows.invocation({ id: 'drn_high', queues: ['served'], priority: 5 })
+    await s.rows.invocation({ id: 'drn_high_gone', queues: ['fresh'], priority: 5, expiresInMs: -1_000 })
+    const got = await open(INV, ['paused', 'tripped', 'held', 'closed-then', 'served', 'fresh', 'unsynced'])
+    expect([...got.open].sort()).toEqual(['closed-then', 'fresh', 'unsynced'])
+  })
+
+  it('walks the plain path itself: due jobs in claim order up to the limit, stopping before a job it must defer', async () => {
+    const late = await s.rows.ready({ queue: 'a', priority: 10, dueInMs: -1_000 })
+    const first = await s.rows.ready({ queue: 'a', priority: 5, dueInMs: -1_000 })
+    const early = await s.rows.ready({ queue: 'a', priority: 10, dueInMs: -5_000 })
+    const other = await s.rows.ready({ queue: 'b', priority: 7 })
+    await s.rows.ready({ queue: 'b', name: 'slow', priority: 8 })
+    await s.rows.ready({ queue: 'b', priority: 9 })
+    await s.rows.scheduled({ queue: 'a', priority: 0 })
+    await s.rows.leased(INV, { queue: 'a', priority: 0 })
+    expect(await open(INV, ['a', 'b'], { limit: 3, defer: ['slow'] })).toMatchObject({
+      gated: false,
+      ids: [first.id, other.id, early.id],
+      cut_queues: ['b'],
+      cut_names: ['slow'],
+    })
+    expect((await open(INV, ['a'], { limit: 10 })).ids).toEqual([first.id, early.id, late.id])
+  })
+
+  it('leaves the walk to claim_pick when an open queue has a global cap or admission partitions', async () => {
+    await s.rows.queue({ name: 'capped', globalCap: 2 })
+    await s.rows.ready({ queue: 'capped' })
+    await s.rows.partition({ policy: 'send', partitionKey: 'acme', queue: 'admitting' })
+    await s.rows.ready({ queue: 'plain' })
+    expect(await open(INV, ['capped', 'plain'])).toMatchObject({ gated: true, ids: null })
+    expect(await open(INV, ['admitting', 'plain'])).toMatchObject({ gated: true, ids: null })
+    expect(await open(INV, ['plain'])).toMatchObject({ gated: false })
+    // A gated queue that is closed does not gate the claim.
+    await s.sql(`UPDATE $t.queues SET paused = true WHERE name = 'capped'`)
+    expect(await open(INV, ['capped', 'plain'])).toMatchObject({ open: ['plain'], gated: false })
   })
 })
 
@@ -60,7 +120,7 @@ describe('claim_pick', () => {
         capped: boolean | null
       }>(
         `SELECT ids::text[] AS ids, cut_queues, cut_names, capped
-         FROM $t.claim_pick(p_open => $1::text[], p_limit => $2, p_defer => $3::text[], p_gated => false)`,
+         FROM $t.claim_pick(p_open => $1::text[], p_limit => $2, p_defer => $3::text[])`,
         [open, limit, defer],
       )
       .then((rows) => rows[0]!)

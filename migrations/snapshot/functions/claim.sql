@@ -8,24 +8,28 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim(p_queues text[], p_limit integer
 AS $function$
 DECLARE
   v_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
-  v_open text[];
+  v_open record;
   v_pick record;
   v_skip bigint[] := '{}';
   v_more boolean;
   v_rows integer := 0;
   v_n integer := 0;
 BEGIN
-  PERFORM :SLUICE_SCHEMA.claim_register(p_invocation, p_queues, p_priority, v_until, p_jobs_done);
-
-  -- Stage 1: the queues it may serve now.
-  v_open := :SLUICE_SCHEMA.claim_eligible(p_queues, p_invocation, p_priority);
-  IF cardinality(v_open) = 0 THEN
+  -- Stages 0 and 1; on the plain path, stage 4 too.
+  SELECT * INTO v_open
+  FROM :SLUICE_SCHEMA.claim_open(p_queues, p_invocation, p_priority, v_until, p_jobs_done, p_limit, p_defer);
+  IF cardinality(v_open.open) = 0 THEN
     RETURN;
   END IF;
 
-  -- Stages 2 to 4; 2 and 2b skipped when no open queue is gated (claim_gated).
-  SELECT * INTO v_pick
-  FROM :SLUICE_SCHEMA.claim_pick(v_open, p_limit, p_defer, :SLUICE_SCHEMA.claim_gated(v_open));
+  IF v_open.gated THEN
+    -- Stages 2 to 4 of a gated claim.
+    SELECT * INTO v_pick FROM :SLUICE_SCHEMA.claim_pick(v_open.open, p_limit, p_defer);
+  ELSE
+    SELECT v_open.ids, v_open.due, v_open.single, v_open.exclusive, v_open.cut_queues, v_open.cut_names,
+           false AS capped
+    INTO v_pick;
+  END IF;
 
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of
   -- the job that did not fit.
