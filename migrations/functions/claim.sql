@@ -161,7 +161,8 @@ END
 $fn$;
 
 -- A drain's claim with an opportunistic outbox relay first: one statement, and the claim sees
--- the jobs the relay just wrote. Its rows are claim()'s.
+-- the jobs the relay just wrote. Its rows are claim()'s. The relay runs only when an entry is
+-- pending: a fresh backend then plans one small query, not the relay's, before its first claim.
 CREATE FUNCTION :SLUICE_SCHEMA.relay_and_claim(
   p_relay integer, p_queues text[], p_limit integer, p_lease_ms bigint, p_invocation text, p_priority integer,
   p_jobs_done integer, p_defer text[] DEFAULT '{}'
@@ -171,7 +172,7 @@ LANGUAGE plpgsql
 SET jit = off
 AS $fn$
 BEGIN
-  IF p_relay > 0 THEN
+  IF p_relay > 0 AND EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.outbox o WHERE o.published_at IS NULL) THEN
     PERFORM 1 FROM :SLUICE_SCHEMA.relay_outbox(p_relay);
   END IF;
   RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim(p_queues, p_limit, p_lease_ms, p_invocation, p_priority, p_jobs_done, p_defer);

@@ -109,7 +109,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.relay_and_claim(p_relay integer, p_que
  SET jit TO 'off'
 AS $function$
 BEGIN
-  IF p_relay > 0 THEN
+  IF p_relay > 0 AND EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.outbox o WHERE o.published_at IS NULL) THEN
     PERFORM 1 FROM :SLUICE_SCHEMA.relay_outbox(p_relay);
   END IF;
   RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim(p_queues, p_limit, p_lease_ms, p_invocation, p_priority, p_jobs_done, p_defer);
