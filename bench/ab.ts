@@ -13,33 +13,20 @@
  * link to this checkout's node_modules) and imported from there. Prints, per side, median and best jobs/s over the rounds, and the
  * median CPU (server backends + this process) and WAL per job.
  */
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { GOVERNED } from './lib/admission-jobs.js'
 import { metered } from './lib/cpu.js'
 import { provision } from './lib/database.js'
 import { pool, settleDown } from './lib/pg.js'
+import { revisionDir } from './lib/revision.js'
 import { schemaName } from './lib/sizes.js'
 import { percentile } from './lib/stats.js'
 import { drainAll, fillSluice, openSluice, QUEUE, type SluiceLibrary } from './systems/sluice.js'
 
-const here = dirname(fileURLToPath(import.meta.url))
-
 async function load(rev: string): Promise<{ sha: string; lib: SluiceLibrary }> {
-  const root = join(here, '..')
-  const sha = execFileSync('git', ['rev-parse', '--short', rev], { cwd: root, encoding: 'utf8' }).trim()
-  const dir = join(tmpdir(), 'sluice-ab', sha)
-  if (!existsSync(join(dir, 'src'))) {
-    mkdirSync(dir, { recursive: true })
-    const tar = execFileSync('git', ['archive', sha, 'src'], { cwd: root, maxBuffer: 256 * 1024 * 1024 })
-    execFileSync('tar', ['-x', '-C', dir], { input: tar })
-  }
-  if (!existsSync(join(dir, 'node_modules')))
-    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
+  const { sha, dir } = revisionDir(rev)
   return { sha, lib: (await import(pathToFileURL(join(dir, 'src', 'index.ts')).href)) as SluiceLibrary }
 }
 

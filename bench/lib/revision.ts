@@ -15,7 +15,7 @@ export function revisionDir(rev: string): { sha: string; dir: string } {
   const dir = join(tmpdir(), 'sluice-ab', sha)
   if (!existsSync(join(dir, 'src'))) {
     mkdirSync(dir, { recursive: true })
-    const tar = execFileSync('git', ['archive', sha, 'src'], { cwd: root })
+    const tar = execFileSync('git', ['archive', sha, 'src'], { cwd: root, maxBuffer: 256 * 1024 * 1024 })
     execFileSync('tar', ['-x', '-C', dir], { input: tar })
   }
   if (!existsSync(join(dir, 'node_modules')))
