@@ -67,6 +67,49 @@ describe('claim_open', () => {
     ])
   })
 
+  it("two drains racing for a free single-consumer queue: the second waits on the first's lease, then opens nothing", async () => {
+    await s.rows.queue({ name: 'serial', singleConsumer: true })
+    const job = await s.rows.ready({ queue: 'serial' })
+    const first = await s.pool.connect()
+    const second = await s.pool.connect()
+    const openOn = (c: typeof first, invocation: string) =>
+      c
+        .query<{ open: string[]; ids: string[] | null }>(
+          `SELECT open, ids::text[] AS ids
+           FROM ${s.t}.claim_open(ARRAY['serial'], $1, 0, now() + interval '30 seconds', 0, 10, '{}')`,
+          [invocation],
+        )
+        .then((r) => r.rows[0]!)
+    try {
+      await first.query('BEGIN')
+      expect(await openOn(first, 'drn_first')).toEqual({ open: ['serial'], ids: [job.id] })
+      const pid = ((await second.query('SELECT pg_backend_pid() AS pid')).rows[0] as { pid: number }).pid
+      const opened = openOn(second, 'drn_second')
+      // The second's upsert of the lease waits for the first's insert to commit or roll back.
+      await expect
+        .poll(
+          async () =>
+            (
+              await s.sql<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
+                [pid],
+              )
+            )[0]!.n,
+          { timeout: 30_000, interval: 20 },
+        )
+        .toBe(1)
+      await first.query('COMMIT')
+      expect(await opened).toEqual({ open: [], ids: null })
+      expect(await s.sql('SELECT queue, holder FROM $t.queue_leases')).toEqual([
+        { queue: 'serial', holder: 'drn_first' },
+      ])
+    } finally {
+      await first.query('ROLLBACK').catch(() => {})
+      first.release()
+      second.release()
+    }
+  })
+
   it('opens no queue that is paused, tripped, held or served by a higher-priority drain', async () => {
     await s.rows.queue({ name: 'paused', paused: true })
     await s.rows.queue({ name: 'tripped', breakerThreshold: 3, trips: 1, breakerOpenForMs: 60_000 })
