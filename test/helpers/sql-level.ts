@@ -3,7 +3,7 @@
  * builders' statements to it. The schema is dropped afterwards unless the test failed.
  */
 import type pg from 'pg'
-import { onTestFailed } from 'vitest'
+import { expect, onTestFailed } from 'vitest'
 import { fromPg, type Statement } from '../../src/index.js'
 import { migrate } from '../../src/migrate/run.js'
 import { quoteSchema } from '../../src/names.js'
@@ -20,6 +20,10 @@ export interface SqlSchema {
   run<R>(statement: Statement, on?: pg.Pool | pg.PoolClient | pg.Client): Promise<R[]>
   /** Runs `text` with `$t` replaced by the quoted schema. */
   sql<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>
+  /** The backend of a connection the test holds, for `waitsOnLock`. */
+  pidOf(client: pg.PoolClient | pg.Client): Promise<number>
+  /** Waits until the backend `pid` waits on a lock (a statement it was sent is blocked). */
+  waitsOnLock(pid: number): Promise<void>
   /**
    * Drops the schema, unless the test failed: from afterEach, pass its context
    * (`afterEach((context) => s.cleanup(context))`) so that a failing test keeps its rows.
@@ -53,6 +57,23 @@ export async function sqlSchema(): Promise<SqlSchema> {
     async sql<R>(text: string, values: unknown[] = []) {
       const { rows } = await pool.query(text.replaceAll('$t', t), values)
       return rows as R[]
+    },
+    async pidOf(client) {
+      return ((await client.query('SELECT pg_backend_pid() AS pid')).rows[0] as { pid: number }).pid
+    },
+    async waitsOnLock(pid) {
+      await expect
+        .poll(
+          async () =>
+            (
+              await pool.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
+                [pid],
+              )
+            ).rows[0]!.n,
+          { timeout: 30_000, interval: 20 },
+        )
+        .toBe(1)
     },
     async cleanup(context) {
       if (context?.task.result?.state === 'fail') failed = true

@@ -83,21 +83,10 @@ describe('claim_open', () => {
     try {
       await first.query('BEGIN')
       expect(await openOn(first, 'drn_first')).toEqual({ open: ['serial'], ids: [job.id] })
-      const pid = ((await second.query('SELECT pg_backend_pid() AS pid')).rows[0] as { pid: number }).pid
+      const pid = await s.pidOf(second)
       const opened = openOn(second, 'drn_second')
       // The second's upsert of the lease waits for the first's insert to commit or roll back.
-      await expect
-        .poll(
-          async () =>
-            (
-              await s.sql<{ n: number }>(
-                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
-                [pid],
-              )
-            )[0]!.n,
-          { timeout: 30_000, interval: 20 },
-        )
-        .toBe(1)
+      await s.waitsOnLock(pid)
       await first.query('COMMIT')
       expect(await opened).toEqual({ open: [], ids: null })
       expect(await s.sql('SELECT queue, holder FROM $t.queue_leases')).toEqual([

@@ -37,25 +37,6 @@ async function waitingJob(kind: 'event' | 'invoke', child?: string): Promise<{ i
   return { id: job.id, token: job.token! }
 }
 
-/** Waits until the backend `pid` waits on a lock. */
-async function waitsOnLock(pid: number): Promise<void> {
-  await expect
-    .poll(
-      async () =>
-        (
-          await s.sql<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
-            [pid],
-          )
-        )[0]!.n,
-      { timeout: 30_000, interval: 20 },
-    )
-    .toBe(1)
-}
-
-const pidOf = async (c: { query(text: string): Promise<{ rows: unknown[] }> }): Promise<number> =>
-  ((await c.query('SELECT pg_backend_pid() AS pid')).rows[0] as { pid: number }).pid
-
 /**
  * Runs `resolve` in a transaction on one connection and, while it is open, the suspend on
  * another; the suspend's statement waits on the job's row, then the first commits.
@@ -66,12 +47,12 @@ async function suspendWhileResolving(job: { id: string; token: string }, resolve
   try {
     await resolver.query('BEGIN')
     await resolver.query(resolve.replaceAll('$t', s.t), values)
-    const pid = await pidOf(suspender)
+    const pid = await s.pidOf(suspender)
     const suspended = s.run<{ run_at: Date; waiting: number }>(
       suspendJob(s.t, job.id, job.token, null),
       suspender,
     )
-    await waitsOnLock(pid)
+    await s.waitsOnLock(pid)
     await resolver.query('COMMIT')
     return await suspended
   } finally {
@@ -94,9 +75,9 @@ async function resolveWhileSuspending(
       suspendJob(s.t, job.id, job.token, null),
       suspender,
     )
-    const pid = await pidOf(resolver)
+    const pid = await s.pidOf(resolver)
     const resolved = resolver.query(resolve.replaceAll('$t', s.t), values)
-    await waitsOnLock(pid)
+    await s.waitsOnLock(pid)
     await suspender.query('COMMIT')
     await resolved
     return held
