@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { z } from 'zod'
 import type * as sql from '../src/sql/index.js'
+import { firstClaim } from './lib/first-claim.js'
 import { revisionDir } from './lib/revision.js'
 import { percentile } from './lib/stats.js'
 import type { SluiceLibrary } from './systems/sluice.js'
@@ -55,17 +56,7 @@ async function sample(side: Side, i: number): Promise<void> {
   try {
     await client.query('BEGIN')
     const invocationId = `drn_cold_ab_${i}`
-    const claim = side.sql.claim(side.t, {
-      queues: ['default'],
-      limit: 1,
-      leaseMs: 60_000,
-      invocationId,
-      invocationPriority: 0,
-      jobsDone: 0,
-      subscribers: [],
-      defer: [],
-      relay: 100,
-    })
+    const claim = side.sql.claim(side.t, firstClaim(invocationId, 100))
     let at = performance.now()
     const claimed = await client.query(claim.text, claim.values as unknown[])
     side.claimMs.push(performance.now() - at)

@@ -13,6 +13,7 @@ import pg from 'pg'
 import { z } from 'zod'
 import { createSluice, defineJob } from '../src/index.js'
 import { claim, settle } from '../src/sql/index.js'
+import { firstClaim } from './lib/first-claim.js'
 import { percentile } from './lib/stats.js'
 
 const { values } = parseArgs({ options: { samples: { type: 'string', default: '20' } } })
@@ -25,24 +26,13 @@ const sluice = createSluice({ database: url, schema, jobs: [job] })
 await sluice.migrate()
 await sluice.close()
 
-const params = (invocationId: string, relay?: number) => ({
-  queues: ['default'],
-  limit: 1,
-  leaseMs: 60_000,
-  invocationId,
-  invocationPriority: 0,
-  jobsDone: 0,
-  subscribers: [],
-  defer: [],
-  ...(relay === undefined ? {} : { relay }),
-})
 const variants = {
   'first claim (relay + durations)': (id: string) =>
-    claim(t, params(id, 100), { names: ['noop'], sinceMs: 3_600_000, sample: 5_000 }),
-  'claim + relay': (id: string) => claim(t, params(id, 100)),
+    claim(t, firstClaim(id, 100), { names: ['noop'], sinceMs: 3_600_000, sample: 5_000 }),
+  'claim + relay': (id: string) => claim(t, firstClaim(id, 100)),
   'claim + durations': (id: string) =>
-    claim(t, params(id), { names: ['noop'], sinceMs: 3_600_000, sample: 5_000 }),
-  'claim alone': (id: string) => claim(t, params(id)),
+    claim(t, firstClaim(id), { names: ['noop'], sinceMs: 3_600_000, sample: 5_000 }),
+  'claim alone': (id: string) => claim(t, firstClaim(id)),
 }
 const times: Record<string, { select1: number[]; cold: number[]; settle: number[]; warm: number[] }> = {}
 for (const [name, make] of Object.entries(variants)) {
