@@ -57,11 +57,15 @@ export async function readFragments(): Promise<Map<string, string>> {
   )
 }
 
-/** `text` with each `:NAME(alias)` replaced by the fragment `name`, `:ROW` in it made `alias`. */
+/**
+ * `text` with each `:NAME(alias)` replaced by the fragment `name`, `:ROW` in it made `alias`; a
+ * fragment may place others (the plain walk places the per-row condition), to a depth of 4.
+ */
 export function expandFragments(
   text: string,
   fragments: ReadonlyMap<string, string>,
   file = 'a file',
+  depth = 0,
 ): string {
   return text.replace(/:([A-Z][A-Z0-9_]*)\((\w+)\)/g, (_, name: string, alias: string) => {
     const fragment = fragments.get(name.toLowerCase())
@@ -69,7 +73,8 @@ export function expandFragments(
       throw new Error(
         `${file} uses :${name}(${alias}), but migrations/fragments/${name.toLowerCase()}.sql does not exist`,
       )
-    return `(${fragment.replaceAll(':ROW', alias)})`
+    if (depth >= 4) throw new Error(`${file}: fragments placed more than 4 deep, at :${name}(${alias})`)
+    return `(${expandFragments(fragment.replaceAll(':ROW', alias), fragments, file, depth + 1)})`
   })
 }
 

@@ -1,10 +1,11 @@
 -- Stage 3 of the claim, the per-row condition a waiting job must meet to be picked, written once
--- for every walk that picks jobs: a queue's plain jobs (claim_pick) and an admitting partition's
--- (admission_walk, admission_claim.sql). Placed where a function file says :CLAIM_CANDIDATE(alias),
--- with :ROW standing for the jobs row's alias (scripts/gen-migrations.ts).
+-- for every walk that picks jobs: a queue's plain jobs (plain_walk.sql, in claim_open and
+-- claim_pick) and an admitting partition's (admission_walk, admission_claim.sql). Placed where a
+-- file says :CLAIM_CANDIDATE(alias), with :ROW standing for the jobs row's alias
+-- (scripts/gen-migrations.ts).
 --
 -- Due, with attempts left, and not waiting behind a while-executing key that another job holds.
--- A new per-job control adds its condition here, and both walks follow. Inline SQL, not a
+-- A new per-job control adds its condition here, and every walk follows. Inline SQL, not a
 -- function: a function with a subquery is not inlined, and would run as a statement of its own
 -- for every row a walk reads; nor a view: a view locked FOR UPDATE is not flattened, and the walk
 -- would lock every due job before its LIMIT.

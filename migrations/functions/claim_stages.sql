@@ -46,7 +46,7 @@ BEGIN
     WHERE l.holder = excluded.holder OR l.expires_at < now()
     RETURNING l.queue
   ), opened AS (
-    SELECT q.name, coalesce(c.single_consumer, false) AS single_consumer, c.global_cap
+    SELECT q.name, coalesce(c.single_consumer, false) AS single_consumer, c.global_cap, p_limit AS room
     FROM unnest(p_queues) AS q(name)
     LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
     -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
@@ -66,17 +66,8 @@ BEGIN
         OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue IN (SELECT name FROM opened)) AS gated
   ), candidates AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, opened.name AS queue, opened.single_consumer
-    FROM opened
-    CROSS JOIN LATERAL (
-      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-      FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = opened.name AND j.policy IS NULL
-        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
-        AND :CLAIM_CANDIDATE(j)
-      ORDER BY j.priority, j.run_at, j.id
-      LIMIT p_limit
-      FOR UPDATE SKIP LOCKED
-    ) p
+    -- Stage 4 with stage 3 in it (migrations/fragments/plain_walk.sql), up to the claim's limit.
+    FROM opened CROSS JOIN LATERAL :PLAIN_WALK(opened) p
     WHERE NOT (SELECT gated FROM gate)
   ), cut AS (
     -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
@@ -130,17 +121,8 @@ BEGIN
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, open.name AS queue, open.single_consumer,
            NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
            false AS more
-    FROM open
-    CROSS JOIN LATERAL (
-      SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-      FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.queue = open.name AND j.policy IS NULL
-        -- Stage 3, the per-row condition (migrations/fragments/claim_candidate.sql).
-        AND :CLAIM_CANDIDATE(j)
-      ORDER BY j.priority, j.run_at, j.id
-      LIMIT open.room
-      FOR UPDATE SKIP LOCKED
-    ) p
+    -- Stage 4 with stage 3 in it (migrations/fragments/plain_walk.sql), up to the queue's room.
+    FROM open CROSS JOIN LATERAL :PLAIN_WALK(open) p
     WHERE open.room > 0
   ), admitted AS (
     -- Stages 2b and 4b (admission_walk, in admission_claim.sql): the jobs of admission policies'
