@@ -69,14 +69,10 @@ BEGIN
     -- Stage 4 with stage 3 in it (migrations/fragments/plain_walk.sql), up to the claim's limit.
     FROM opened CROSS JOIN LATERAL :PLAIN_WALK(opened) p
     WHERE NOT (SELECT gated FROM gate)
-  ), cut AS (
-    -- Per queue, the first candidate of a job the drain cannot fit in its time left: it and
-    -- everything behind it in that queue stay where they are, in order, for a drain with time.
-    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
-    FROM candidates c
-    WHERE c.name = ANY (p_defer)
-    ORDER BY c.queue, c.priority, c.run_at, c.id
-  ), picked AS (
+  ),
+  -- Per queue, the stop before the first job the drain cannot fit (migrations/fragments/time_cut.sql).
+  cut AS :TIME_CUT(candidates),
+  picked AS (
     SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer
     FROM candidates c
     LEFT JOIN cut ON cut.queue = c.queue
@@ -142,13 +138,10 @@ BEGIN
     FROM ranked r JOIN open ON open.name = r.queue
     WHERE r.in_queue <= open.room
       AND (r.policy IS NULL OR r.global_room IS NULL OR r.in_policy <= r.global_room)
-  ), cut AS (
-    -- Per queue, the first candidate of a job the drain cannot fit in its time left (as claim_open's).
-    SELECT DISTINCT ON (c.queue) c.queue, c.name, c.priority, c.run_at, c.id
-    FROM candidates c
-    WHERE c.name = ANY (p_defer)
-    ORDER BY c.queue, c.priority, c.run_at, c.id
-  ), picked AS (
+  ),
+  -- Per queue, the stop before the first job the drain cannot fit (migrations/fragments/time_cut.sql).
+  cut AS :TIME_CUT(candidates),
+  picked AS (
     SELECT c.id, c.run_at, c.priority, c.exclusive_key, c.single_consumer, c.turn
     FROM candidates c
     LEFT JOIN cut ON cut.queue = c.queue
