@@ -207,7 +207,7 @@ describe('the packaged handlers, with the events Lambda delivers', () => {
   })
 
   test('a bad secret fails the first request that needs it; the log names the error and its source line', async () => {
-    const { result, stderr } = invokeLocal(
+    const { child, result, stderr } = invokeLocal(
       'dist/functions/aws/api.handler',
       httpEventV2('POST', '/drain', { body: '{}', headers: { authorization: 'Bearer too-short-secret' } }),
       {
@@ -216,10 +216,15 @@ describe('the packaged handlers, with the events Lambda delivers', () => {
         stopOnReturn: true,
       },
     )
-    // Created without checking the environment (a build has none); the request that needs it fails.
-    expect(await result).toMatchObject({ statusCode: 500 })
-    expect(stderr()).toMatch(/ConfigError: SLUICE_SECRET must be at least 16 characters/)
-    // Source-mapped: the stack names our source files, not the bundle.
-    expect(stderr()).toMatch(/src\/http\/guards\.ts:\d+/)
+    try {
+      // Created without checking the environment (a build has none); the request that needs it fails.
+      expect(await result).toMatchObject({ statusCode: 500 })
+      expect(stderr()).toMatch(/ConfigError: SLUICE_SECRET must be at least 16 characters/)
+      // Source-mapped: the stack names our source files, not the bundle.
+      expect(stderr()).toMatch(/src\/http\/guards\.ts:\d+/)
+    } finally {
+      // Stopped the moment the handler returned: a frozen process never exits on its own.
+      child.kill('SIGKILL')
+    }
   })
 })
