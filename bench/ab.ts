@@ -2,12 +2,13 @@
  * A/B: the drain loop of another revision against the working tree, interleaved on one fresh
  * database so that drift on a busy machine lands on both sides alike.
  *
- *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1] [--publish | --policy]
+ *   npx tsx bench/ab.ts <git-rev> [--jobs 20000] [--rounds 4] [--parallel 1] [--batch N] [--publish | --policy]
  *
  * `--policy` drains jobs under bench/lib/admission-jobs.ts's admission policy (concurrency +
  * throttle + fair over 100 partitions) instead of plain ones. `--no-archive` drains the working
  * tree's side from a queue set to `archive: false` (the revision's side as it is): that setting
- * measured against the default.
+ * measured against the default. `--batch N` sets the drain's batch size and concurrency to N on
+ * both sides (bench/admission.ts drains with 50); the default options otherwise.
  *
  * The revision's src/ is extracted with `git archive` into a temporary directory (with a
  * link to this checkout's node_modules) and imported from there. Prints, per side, median and best jobs/s over the rounds, and the
@@ -48,11 +49,15 @@ async function once(
   parallel: number,
   policy: boolean,
   noArchive = false,
+  batch: number | null = null,
 ) {
   const b = await openSluice(
     url,
     schemaName('ab'),
-    noArchive ? { queues: { [QUEUE]: { archive: false } } } : {},
+    {
+      ...(noArchive ? { queues: { [QUEUE]: { archive: false } } } : {}),
+      ...(batch === null ? {} : { drain: { batchSize: batch, concurrency: batch } }),
+    },
     lib,
     policy ? { admission: GOVERNED } : {},
   )
@@ -130,6 +135,7 @@ async function main(): Promise<void> {
       publish: { type: 'boolean', default: false },
       policy: { type: 'boolean', default: false },
       'no-archive': { type: 'boolean', default: false },
+      batch: { type: 'string' },
     },
   })
   const rev = positionals[0]
@@ -137,6 +143,7 @@ async function main(): Promise<void> {
   const n = Number(values.jobs)
   const rounds = Number(values.rounds)
   const parallel = Number(values.parallel)
+  const batch = values.batch === undefined ? null : Number(values.batch)
   const base = await load(rev)
   const current = (await import('../src/index.js')) as SluiceLibrary
   const db = await provision((m) => process.stderr.write(`${m}\n`))
@@ -150,7 +157,16 @@ async function main(): Promise<void> {
         const lib = side === 'A' ? base.lib : current
         const run = values.publish
           ? await oncePublish(db.url, admin, lib, n)
-          : await once(db.url, admin, lib, n, parallel, values.policy, side === 'B' && values['no-archive'])
+          : await once(
+              db.url,
+              admin,
+              lib,
+              n,
+              parallel,
+              values.policy,
+              side === 'B' && values['no-archive'],
+              batch,
+            )
         runs[side].push(run)
         process.stderr.write(
           `round ${r + 1} ${side}: ${run.jobsPerSecond} jobs/s, ${run.serverUs} + ${run.clientUs} µs/job\n`,
@@ -165,7 +181,9 @@ async function main(): Promise<void> {
   console.log(
     values.publish
       ? `N = ${n} events published one call each (one subscriber), ${rounds} rounds each, interleaved; per event`
-      : `N = ${n}${values.policy ? ' under an admission policy' : ''}, ${parallel} drain loop(s), ${rounds} rounds each, interleaved${
+      : `N = ${n}${values.policy ? ' under an admission policy' : ''}, ${parallel} drain loop(s)${
+          batch === null ? '' : `, batches of ${batch} run ${batch} at once`
+        }, ${rounds} rounds each, interleaved${
           values['no-archive'] ? '; the working tree drains a queue set to archive: false' : ''
         }`,
   )
