@@ -104,6 +104,39 @@ describe('the ring of partitions', () => {
     expect(await room(1)).toEqual([ring[7]!.partition_key])
   })
 
+  it('a claim locks only the partitions it takes: the arc before the place only for what the arc after it left short', async () => {
+    const ring = await seed()
+    const at = ring[34]!
+    await s.sql(
+      `INSERT INTO $t.partition_turns (queue, ring, policy, partition_key) VALUES ('q', $1, 'send', $2)`,
+      [at.ring, at.partition_key],
+    )
+    const client = await s.pool.connect()
+    try {
+      for (const [limit, taken] of [
+        [3, ring.slice(35, 38)],
+        [10, [...ring.slice(35), ...ring.slice(0, 5)]],
+      ] as const) {
+        await client.query('BEGIN')
+        const { rows } = await client.query<{ partition_key: string }>(
+          `SELECT partition_key FROM ${s.t}.admission_room(p_open => '{q}', p_limit => $1)`,
+          [limit],
+        )
+        // What another session cannot lock is what the claim holds.
+        const free = await s.sql<{ partition_key: string }>(
+          'SELECT partition_key FROM $t.partitions FOR UPDATE SKIP LOCKED',
+        )
+        const held = ring.map((p) => p.partition_key).filter((k) => !free.some((f) => f.partition_key === k))
+        await client.query('ROLLBACK')
+        const keys = taken.map((p) => p.partition_key).sort()
+        expect(rows.map((r) => r.partition_key).sort()).toEqual(keys)
+        expect(held.sort()).toEqual(keys)
+      }
+    } finally {
+      client.release()
+    }
+  })
+
   it('each queue of a claim goes round its own ring from its own place', async () => {
     for (const queue of ['a', 'b'])
       for (let i = 0; i < 6; i++) {

@@ -23,7 +23,6 @@ DECLARE
   v_at_ring integer[];
   v_at_policy text[];
   v_at_key text[];
-  v_arc integer;
 BEGIN
   PERFORM 1 FROM :SLUICE_SCHEMA.policies g
   WHERE g.queue = ANY (p_open) AND g.global_max IS NOT NULL
@@ -35,19 +34,16 @@ BEGIN
   -- Per queue, up to p_limit partitions that look admissible (counts read before the lock are
   -- checked again below): not paused or slowed down, a token left, room under the cap, a due job.
   -- A locked row is read as its latest version, so its tokens and cap are current. The ring is
-  -- read in two arcs: from the queue's place to the ring's end, then, for the queues still short,
-  -- from its beginning up to the place.
-  FOR v_arc IN 1..2 LOOP
-    SELECT coalesce(v_policies, '{}') || array_agg(p.policy), coalesce(v_parts, '{}') || array_agg(p.partition_key),
-           coalesce(v_queues, '{}') || array_agg(p.queue), coalesce(v_quanta, '{}') || array_agg(p.quantum),
-           coalesce(v_by_tokens, '{}') || array_agg(p.by_tokens), coalesce(v_caps, '{}') || array_agg(p.cap),
-           coalesce(v_rings, '{}') || array_agg(p.ring), coalesce(v_arcs, '{}') || array_agg(v_arc)
-    INTO v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps, v_rings, v_arcs
-    FROM unnest(p_open, v_at_ring, v_at_policy, v_at_key) AS q(name, ring, policy, partition_key)
-    -- What the first arc left this queue to find.
-    CROSS JOIN LATERAL (
-      SELECT p_limit - count(*)::integer AS n FROM unnest(v_queues) AS f(queue) WHERE f.queue = q.name
-    ) short
+  -- read in two arcs: from the queue's place to the ring's end, then from its beginning up to the
+  -- place. One statement: the arcs are the rows of a VALUES list, walked in order under the
+  -- queue's limit, so the second arc is read only for a queue the first left short.
+  SELECT array_agg(p.policy), array_agg(p.partition_key), array_agg(p.queue), array_agg(p.quantum),
+         array_agg(p.by_tokens), array_agg(p.cap), array_agg(p.ring), array_agg(p.arc)
+  INTO v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps, v_rings, v_arcs
+  FROM unnest(p_open, v_at_ring, v_at_policy, v_at_key) AS q(name, ring, policy, partition_key)
+  CROSS JOIN LATERAL (
+    SELECT arcs.arc, p.*
+    FROM (VALUES (1), (2)) AS arcs(arc)
     CROSS JOIN LATERAL (
       SELECT p.policy, p.partition_key, p.queue, p.quantum, p.ring,
              CASE WHEN p.rate IS NULL THEN p_limit
@@ -68,9 +64,9 @@ BEGIN
       WHERE p.queue = q.name
         -- The arc, on the index; then, among partitions at the place's own point of the ring, those
         -- after it (arc 1) or up to it (arc 2).
-        AND p.ring >= CASE WHEN v_arc = 1 THEN q.ring ELSE -2147483648 END
-        AND p.ring <= CASE WHEN v_arc = 1 THEN 2147483647 ELSE q.ring END
-        AND ((p.ring, p.policy, p.partition_key) > (q.ring, q.policy, q.partition_key)) = (v_arc = 1)
+        AND p.ring >= CASE WHEN arcs.arc = 1 THEN q.ring ELSE -2147483648 END
+        AND p.ring <= CASE WHEN arcs.arc = 1 THEN 2147483647 ELSE q.ring END
+        AND ((p.ring, p.policy, p.partition_key) > (q.ring, q.policy, q.partition_key)) = (arcs.arc = 1)
         AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
         AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
         AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
@@ -81,13 +77,12 @@ BEGIN
                       AND a.run_at > now()
                     ORDER BY a.policy, a.partition_key, a.run_at) running))
       ORDER BY p.ring, p.policy, p.partition_key
-      LIMIT short.n
+      LIMIT p_limit
       FOR UPDATE OF p SKIP LOCKED
     ) p
-    WHERE short.n > 0;
-    -- Every queue has all it may take: no second arc.
-    EXIT WHEN coalesce(cardinality(v_queues), 0) >= p_limit * cardinality(p_open);
-  END LOOP;
+    -- Arc 1's partitions, then arc 2's, up to the limit: what is not read is not locked.
+    LIMIT p_limit
+  ) p;
 
   IF coalesce(cardinality(v_policies), 0) = 0 THEN
     RETURN;
