@@ -84,7 +84,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_pick(p_open text[], p_limit inte
  RETURNS record
  LANGUAGE plpgsql
  SET jit TO 'off'
- SET plan_cache_mode TO 'force_custom_plan'
+ SET plan_cache_mode TO 'auto'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -156,7 +156,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_room(p_open text[], p_limit inte
  LANGUAGE plpgsql
  ROWS 4
  SET jit TO 'off'
- SET plan_cache_mode TO 'auto'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 BEGIN
   PERFORM 1 FROM :SLUICE_SCHEMA.queues c
