@@ -140,6 +140,40 @@ describe('claim_open', () => {
     await s.sql(`UPDATE $t.queues SET paused = true WHERE name = 'capped'`)
     expect(await open(INV, ['capped', 'plain'])).toMatchObject({ open: ['plain'], gated: false })
   })
+
+  it("looks up the open queues' partitions on the index, never reading other queues' partitions", async () => {
+    // Another queue's 5,000 partitions, analyzed, as a deployment with admission policies has them.
+    await s.sql(
+      `INSERT INTO $t.partitions (policy, partition_key, queue)
+       SELECT 'send', 'p' || i, 'admitting' FROM generate_series(1, 5000) i`,
+    )
+    await s.sql('ANALYZE $t.partitions')
+    await s.rows.ready({ queue: 'plain' })
+    const client = await s.pool.connect()
+    // The session's sequential scans of the table not yet reported (earlier statements' included).
+    const scans = async (): Promise<number> =>
+      (
+        await client.query<{ n: number }>(
+          `SELECT seq_scan::int AS n FROM pg_stat_xact_user_tables WHERE relid = '${s.t}.partitions'::regclass`,
+        )
+      ).rows[0]!.n
+    try {
+      await client.query('BEGIN')
+      const before = await scans()
+      for (const queues of [['plain'], ['plain', 'admitting']]) {
+        const { rows } = await client.query<{ gated: boolean }>(
+          `SELECT gated FROM ${s.t}.claim_open($1::text[], $2, 0, now() + interval '30 seconds', 0, 10, '{}')`,
+          [queues, INV],
+        )
+        expect(rows[0]!.gated).toBe(queues.includes('admitting'))
+      }
+      const after = await scans()
+      await client.query('ROLLBACK')
+      expect(after - before).toBe(0)
+    } finally {
+      client.release()
+    }
+  })
 })
 
 describe('claim_pick', () => {

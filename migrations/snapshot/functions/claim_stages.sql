@@ -38,8 +38,14 @@ BEGIN
       WHERE o.id <> p_invocation AND o.priority > p_priority AND o.expires_at > now() AND q.name = ANY (o.queues)
     )
   ), gate AS (
+    -- Each open queue's first partition in the ring index's order (a lateral subquery with a
+    -- limit). When one queue owns most partitions, statistics say any queue does, and the planner
+    -- would read them all, on every claim, to find none of a plain queue's.
     SELECT EXISTS (SELECT 1 FROM opened WHERE opened.global_cap IS NOT NULL)
-        OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue IN (SELECT name FROM opened)) AS gated
+        OR EXISTS (SELECT 1 FROM opened
+                   CROSS JOIN LATERAL (SELECT 1 FROM :SLUICE_SCHEMA.partitions g WHERE g.queue = opened.name
+                                       ORDER BY g.queue, g.ring LIMIT 1) g)
+           AS gated
   ), candidates AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, opened.name AS queue, opened.single_consumer
     -- Stage 4 with stage 3 in it (migrations/fragments/plain_walk.sql), up to the claim's limit.
