@@ -41,6 +41,13 @@ const room = async (limit: number): Promise<string[]> =>
 const place = async (): Promise<string | undefined> =>
   (await s.sql<{ partition_key: string }>('SELECT partition_key FROM $t.partition_turns'))[0]?.partition_key
 
+/** Sets queue q's place on the ring at a partition, as a claim that took it last leaves it. */
+const placeAt = (at: Partition): Promise<unknown> =>
+  s.sql(`INSERT INTO $t.partition_turns (queue, ring, policy, partition_key) VALUES ('q', $1, 'send', $2)`, [
+    at.ring,
+    at.partition_key,
+  ])
+
 describe('the ring of partitions', () => {
   it("indexes none of the columns a claim's charge updates", async () => {
     const indexed = await s.sql<{ column: string }>(
@@ -87,11 +94,7 @@ describe('the ring of partitions', () => {
   it("wraps around the ring's end, and a partition sharing the place's point of the ring comes after it", async () => {
     const ring = await seed()
     // The place is the 35th partition: a claim of 10 takes the last 5, then the first 5.
-    const at = ring[34]!
-    await s.sql(
-      `INSERT INTO $t.partition_turns (queue, ring, policy, partition_key) VALUES ('q', $1, 'send', $2)`,
-      [at.ring, at.partition_key],
-    )
+    await placeAt(ring[34]!)
     expect((await room(10)).sort()).toEqual(
       [...ring.slice(35), ...ring.slice(0, 5)].map((p) => p.partition_key).sort(),
     )
@@ -106,11 +109,7 @@ describe('the ring of partitions', () => {
 
   it('a claim locks only the partitions it takes: the arc before the place only for what the arc after it left short', async () => {
     const ring = await seed()
-    const at = ring[34]!
-    await s.sql(
-      `INSERT INTO $t.partition_turns (queue, ring, policy, partition_key) VALUES ('q', $1, 'send', $2)`,
-      [at.ring, at.partition_key],
-    )
+    await placeAt(ring[34]!)
     const client = await s.pool.connect()
     try {
       for (const [limit, taken] of [
