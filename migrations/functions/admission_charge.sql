@@ -9,6 +9,9 @@ RETURNS integer
 LANGUAGE plpgsql
 -- A few partitions by primary key, never a scan of all of them.
 SET enable_seqscan = off
+-- Generic plans always, for the same reason as claim_lease's: left to choose, a claim admitting
+-- from a few partitions planned this afresh on every call.
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
 DECLARE

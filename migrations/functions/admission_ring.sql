@@ -11,6 +11,9 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_places(
 )
 LANGUAGE plpgsql STABLE
 SET jit = off
+-- Generic plans always (each queue by primary key): left to choose, PostgreSQL planned it afresh
+-- on every call (bench/plan-cache.ts).
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 BEGIN
   SELECT array_agg(coalesce(t.ring, -2147483648) ORDER BY q.i), array_agg(coalesce(t.policy, '') ORDER BY q.i),

@@ -55,6 +55,10 @@ CREATE FUNCTION :SLUICE_SCHEMA.claim_lease(
 RETURNS SETOF :SLUICE_SCHEMA.claim_row
 LANGUAGE plpgsql
 SET jit = off
+-- Generic plans always: the jobs by primary key, whatever the claim's size. Left to choose, a
+-- claim of a few jobs (a custom plan's estimate is then cheaper than the generic one's) was
+-- planned afresh on every call, over half of its time (bench/plan-cache.ts).
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
 BEGIN

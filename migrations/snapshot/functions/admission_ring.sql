@@ -33,6 +33,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_places(p_open text[], OUT ri
  LANGUAGE plpgsql
  STABLE
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 BEGIN
   SELECT array_agg(coalesce(t.ring, -2147483648) ORDER BY q.i), array_agg(coalesce(t.policy, '') ORDER BY q.i),

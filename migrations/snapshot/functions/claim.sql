@@ -72,6 +72,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_lease(p_ids bigint[], p_due time
  RETURNS SETOF :SLUICE_SCHEMA.claim_row
  LANGUAGE plpgsql
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 BEGIN
