@@ -28,9 +28,10 @@ SET jit = off
 SET enable_sort = off
 SET enable_seqscan = off
 -- Its plans are cached, not made for each call: planning them cost more than running them.
--- Generic plans always: the arcs' limit and bounds come from the queue's row, so the planner's guess of a generic plan's
--- cost is poor, and left to choose it kept planning the arcs' statement afresh on every call (about
--- half of this function's time). Each statement's plan is the same index walk whatever the values.
+-- Generic plans always: the arcs' limit and bounds come from the queue's row, so the planner's
+-- guess of a generic plan's cost is poor, and left to choose it kept planning the arcs' statement
+-- afresh on every call (about half of this function's time). Each statement's plan is the same
+-- index walk whatever the values.
 SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
