@@ -48,13 +48,14 @@ const STAGES: Record<string, string> = {
   settle_finish: `settle_finish('bench' || ${x}, ARRAY['plain'])`,
 }
 
-async function setMode(client: pg.PoolClient, fn: string, mode: string | null): Promise<void> {
-  const { rows } = await client.query<{ sig: string }>(
-    `SELECT p.oid::regprocedure::text AS sig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-     WHERE n.nspname = $1 AND p.proname = $2`,
-    [schema, fn],
-  )
-  for (const { sig } of rows)
+/** A function's signatures (one per overload) and its plan cache mode as shipped (null: inherited). */
+interface Stage {
+  sigs: string[]
+  shipped: string | null
+}
+
+async function setMode(client: pg.PoolClient, stage: Stage, mode: string | null): Promise<void> {
+  for (const sig of stage.sigs)
     await client.query(
       mode === null
         ? `ALTER FUNCTION ${sig} RESET plan_cache_mode`
@@ -77,24 +78,31 @@ try {
   await pool.query(`VACUUM ANALYZE ${t}.jobs, ${t}.partitions`)
   const client = await pool.connect()
   try {
-    // The modes as shipped, to put back after each function's turns.
-    const { rows: shipped } = await client.query<{ name: string; mode: string | null }>(
-      `SELECT p.proname AS name,
+    // Each function's signatures and its mode as shipped, put back after its turns.
+    const { rows } = await client.query<{ name: string; sig: string; mode: string | null }>(
+      `SELECT p.proname AS name, p.oid::regprocedure::text AS sig,
               (SELECT substr(c, length('plan_cache_mode=') + 1) FROM unnest(p.proconfig) c
                WHERE c LIKE 'plan_cache_mode=%') AS mode
        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1`,
       [schema],
     )
-    const asShipped = new Map(shipped.map((r) => [r.name, r.mode]))
+    const stages = new Map<string, Stage>()
+    for (const r of rows) {
+      const stage = stages.get(r.name) ?? { sigs: [], shipped: r.mode }
+      stage.sigs.push(r.sig)
+      stages.set(r.name, stage)
+    }
     console.log(`µs per call, ${calls} calls from one statement, median of ${rounds} rounds`)
     console.log('| function | as shipped | generic | custom |')
     console.log('| --- | --- | --- | --- |')
     for (const [fn, call] of Object.entries(STAGES)) {
-      const modes = [asShipped.get(fn) ?? null, 'force_generic_plan', 'force_custom_plan'] as const
+      const stage = stages.get(fn)
+      if (!stage) throw new Error(`no function ${fn} in the schema`)
+      const modes = [stage.shipped, 'force_generic_plan', 'force_custom_plan'] as const
       const times: number[][] = modes.map(() => [])
       for (let r = 0; r < rounds; r++) {
         for (const [k, mode] of modes.entries()) {
-          await setMode(client, fn, mode)
+          await setMode(client, stage, mode)
           await client.query('BEGIN')
           const start = performance.now()
           // The result is read (a stable function whose result nobody reads is not called).
@@ -106,9 +114,9 @@ try {
           await client.query('ROLLBACK')
         }
       }
-      await setMode(client, fn, asShipped.get(fn) ?? null)
+      await setMode(client, stage, stage.shipped)
       const cells = times.map((xs) => percentile(xs, 50).toFixed(1))
-      console.log(`| ${fn} (${asShipped.get(fn) ?? 'inherited'}) | ${cells.join(' | ')} |`)
+      console.log(`| ${fn} (${stage.shipped ?? 'inherited'}) | ${cells.join(' | ')} |`)
     }
   } finally {
     client.release()
