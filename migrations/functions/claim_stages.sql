@@ -13,7 +13,8 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_pick(text[], integer, text[], boole
 --   0. registers or renews the drain's invocation lease until p_until, and takes or renews the
 --      leases of its single-consumer queues (free, expired, or already its own);
 --   1. opens the queues it may serve now: not paused, breaker closed, not held, not served by a
---      higher-priority drain, single-consumer queues only with their lease;
+--      higher-priority drain, single-consumer queues only with their lease and none of their
+--      jobs leased;
 --   whether any open queue is gated: one has a global cap or admission partitions, so stages 2
 --      and 2b have work to do and claim_pick walks them. A new gate in claim_room is named here too;
 --   4. when none is (the plain path), each open queue's jobs walked on the ready index in claim
@@ -55,7 +56,14 @@ BEGIN
           NOT c.paused
       AND coalesce(c.breaker_until, '-infinity') <= now()
       AND coalesce(c.held_until, '-infinity') <= now()
-      AND (NOT c.single_consumer OR c.name IN (SELECT queue FROM queue_leased))
+      AND (NOT c.single_consumer OR (
+            c.name IN (SELECT queue FROM queue_leased)
+            -- and no job of the queue still leased: its lease may have been freed by a
+            -- transaction this statement waited for, and then its snapshot shows that
+            -- holder's jobs leased, not as that commit left them (handed back or retrying,
+            -- ahead of the jobs after them). It claims nothing then; its next claim sees them.
+        AND NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs l
+                        WHERE l.queue = c.name AND l.lease_token IS NOT NULL AND l.run_at > now())))
     ))
     AND NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.invocations o

@@ -224,6 +224,16 @@ describe('claim: single consumer', () => {
     const [lease] = await s.sql('SELECT holder FROM $t.queue_leases')
     expect(lease).toEqual({ holder: 'inv-a' })
   })
+
+  it('takes an expired queue lease over only once the jobs the holder had leased are free again', async () => {
+    await s.rows.queue({ name: 'serial', singleConsumer: true })
+    await s.rows.queueLease({ queue: 'serial', holder: 'inv-dead', expiresInMs: -1 })
+    const running = await s.rows.leased('inv-dead', { queue: 'serial', expiresInMs: 10_000 })
+    const after = await s.rows.ready({ queue: 'serial' })
+    expect(await claimed({ queues: ['serial'] })).toEqual([])
+    await s.sql(`UPDATE $t.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [running.id])
+    expect(sorted(await claimed({ queues: ['serial'] }))).toEqual(sorted([running, after]))
+  })
 })
 
 describe('claim: while-executing keys', () => {

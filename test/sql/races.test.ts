@@ -250,3 +250,42 @@ describe('a late settle races a re-claim', () => {
     expect(jobsOf(await s.run<ClaimRow>(claim(s.t, params('inv-b')), b.client))).toEqual([])
   })
 })
+
+describe('a single-consumer queue changes hands', () => {
+  it("a claim that waited for the holder's last settle to free the lease takes nothing past the jobs it handed back", async () => {
+    await s.rows.queue({ name: 'serial', singleConsumer: true })
+    const jobs = []
+    for (let i = 0; i < 4; i++) jobs.push(await s.rows.ready({ queue: 'serial', dueInMs: i - 10 }))
+    const a = await connection()
+    const b = await connection()
+    const first = await s.run<ClaimRow>(
+      claim(s.t, params('inv-a', { queues: ['serial'], limit: 2 })),
+      a.client,
+    )
+    expect(idsOf(first)).toEqual([jobs[0]!.id, jobs[1]!.id])
+    // A's last settle hands both back and frees the queue lease, in one transaction left open.
+    await a.client.query('BEGIN')
+    await s.run<SettleRow>(
+      settle(s.t, {
+        completions: [],
+        failures: [],
+        handBacks: jobsOf(first).map((r) => ({ id: r.id, token: r.token, dueAt: r.due_at })),
+        finish: { invocationId: 'inv-a', queues: ['serial'] },
+      }),
+      a.client,
+    )
+    // B's claim waits for the lease A is freeing; its snapshot predates A's commit.
+    const taking = s.run<ClaimRow>(claim(s.t, params('inv-b', { queues: ['serial'], limit: 2 })), b.client)
+    await waitsOnLock(b.pid, taking)
+    await a.client.query('COMMIT')
+    const taken = idsOf(await taking)
+    expect(taken).not.toContain(jobs[2]!.id)
+    expect(taken).not.toContain(jobs[3]!.id)
+    // The next claim sees the handed-back jobs, and takes them first.
+    const next = await s.run<ClaimRow>(
+      claim(s.t, params('inv-b', { queues: ['serial'], limit: 2 })),
+      b.client,
+    )
+    expect([...taken, ...idsOf(next)]).toEqual([jobs[0]!.id, jobs[1]!.id])
+  })
+})

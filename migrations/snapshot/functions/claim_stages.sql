@@ -31,7 +31,14 @@ BEGIN
           NOT c.paused
       AND coalesce(c.breaker_until, '-infinity') <= now()
       AND coalesce(c.held_until, '-infinity') <= now()
-      AND (NOT c.single_consumer OR c.name IN (SELECT queue FROM queue_leased))
+      AND (NOT c.single_consumer OR (
+            c.name IN (SELECT queue FROM queue_leased)
+            -- and no job of the queue still leased: its lease may have been freed by a
+            -- transaction this statement waited for, and then its snapshot shows that
+            -- holder's jobs leased, not as that commit left them (handed back or retrying,
+            -- ahead of the jobs after them). It claims nothing then; its next claim sees them.
+        AND NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs l
+                        WHERE l.queue = c.name AND l.lease_token IS NOT NULL AND l.run_at > now())))
     ))
     AND NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.invocations o
