@@ -46,7 +46,7 @@ test('max 3 per partition, 6 drains, 300 jobs on 5 partitions: each partition ru
   )
 
   const drains = connections({ jobs: [job] }, 6)
-  expect(await drainAll(drains, { concurrency: 8, batchSize: 8 })).toBe(300)
+  expect(await drainAll(drains, { concurrency: 8, batchSize: 8 }, { total: 300 })).toBe(300)
   for (const [p, recorder] of recorders) {
     expect(recorder.max, `partition ${p}`).toBe(3)
     expect(new Set(recorder.starts.map((s) => s.key)).size, `partition ${p}`).toBe(60)
@@ -126,7 +126,7 @@ test('global cap 4 across 6 partitions, 4 drains: at most 4 of the policy run at
     Array.from({ length: 120 }, (_, n) => ({ p: `p${n % 6}`, n })),
   )
   const drains = connections({ jobs: [job] }, 4)
-  expect(await drainAll(drains, { concurrency: 8, batchSize: 8 })).toBe(120)
+  expect(await drainAll(drains, { concurrency: 8, batchSize: 8 }, { total: 120 })).toBe(120)
   expect(recorder.max).toBe(4)
   expect(new Set(recorder.starts.map((s) => s.key)).size).toBe(120)
 }, 60_000)

@@ -29,7 +29,7 @@ test('limit 3, 8 concurrent drains, 200 jobs on one key: at most 3 at once, all 
   expect(results.filter((r) => r.status === 'blocked')).toHaveLength(197)
 
   const drains = connections({ jobs: [job] }, 8)
-  expect(await drainAll(drains, { concurrency: 5 })).toBe(200)
+  expect(await drainAll(drains, { concurrency: 5 }, { total: 200 })).toBe(200)
   expect(recorder.max).toBe(3)
   expect(new Set(recorder.starts.map((s) => s.key)).size).toBe(200)
   // Blocked jobs enter the queue in arrival order as slots free: job n can only start after

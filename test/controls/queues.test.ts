@@ -104,7 +104,7 @@ test('single active consumer: two concurrent drains process an ordered queue str
     job,
     Array.from({ length: 60 }, (_, n) => ({ n })),
   )
-  await drainAll(connections(options, 2), { concurrency: 8, batchSize: 10 })
+  expect(await drainAll(connections(options, 2), { concurrency: 8, batchSize: 10 }, { total: 60 })).toBe(60)
   expect(order).toEqual(Array.from({ length: 60 }, (_, n) => n))
   expect(recorder.max).toBe(1)
 })
@@ -166,7 +166,7 @@ test('flow control: a global cap bounds the jobs leased at once across drains', 
     job,
     Array.from({ length: 40 }, (_, n) => ({ n })),
   )
-  expect(await drainAll(connections(options, 4), { concurrency: 10 })).toBe(40)
+  expect(await drainAll(connections(options, 4), { concurrency: 10 }, { total: 40 })).toBe(40)
   expect(recorder.max).toBeLessThanOrEqual(2)
   expect(recorder.max).toBeGreaterThan(0)
 })

@@ -25,28 +25,33 @@ export class OverlapRecorder {
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Runs `count` drains in parallel, each looping until it finds nothing. */
+/**
+ * Runs the drains in parallel, each looping until it finds nothing three times in a row. With
+ * `total`, until the drains have completed that many jobs between them instead, whatever pauses
+ * meet them on the way (a queue held for a retry, a lease changing hands): a loaded machine
+ * stretches those past any count of idle rounds. `rounds` bounds either loop.
+ */
 export async function drainAll(
   drains: readonly { drain(o?: object): Promise<{ claimed: number; completed: number }> }[],
   options: object = {},
-  rounds = 1000,
+  limits: number | { rounds?: number; total?: number } = {},
 ): Promise<number> {
-  const totals = await Promise.all(
+  const { rounds = 1000, total } = typeof limits === 'number' ? { rounds: limits } : limits
+  let completed = 0
+  await Promise.all(
     drains.map(async (s) => {
-      let done = 0
       let idle = 0
-      for (let i = 0; i < rounds && idle < 3; i++) {
+      for (let i = 0; i < rounds && (total === undefined ? idle < 3 : completed < total); i++) {
         const summary = await s.drain(options)
-        done += summary.completed
+        completed += summary.completed
         if (summary.claimed === 0) {
           idle++
           await sleep(20)
         } else idle = 0
       }
-      return done
     }),
   )
-  return totals.reduce((a, b) => a + b, 0)
+  return completed
 }
 
 /** A statement's time in flight. */
