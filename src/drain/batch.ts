@@ -11,6 +11,8 @@ export interface Batch {
   failures: Failure[]
   handBacks: HandBack[]
   expired: number
+  /** Jobs were handed back because they did not fit the time left (not because a chain stopped). */
+  outOfTime: boolean
 }
 
 export interface Clock {
@@ -129,6 +131,7 @@ export async function runBatch(
     if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
       // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
       outOfTime = true
+      batch.outOfTime = true
       handBack(row)
       return false
     }
@@ -170,13 +173,20 @@ export async function runBatch(
   return batch
 }
 
-export const emptyBatch = (): Batch => ({ completions: [], failures: [], handBacks: [], expired: 0 })
+export const emptyBatch = (): Batch => ({
+  completions: [],
+  failures: [],
+  handBacks: [],
+  expired: 0,
+  outOfTime: false,
+})
 
 export function absorb(into: Batch, from: Batch): void {
   into.completions.push(...from.completions)
   into.failures.push(...from.failures)
   into.handBacks.push(...from.handBacks)
   into.expired += from.expired
+  into.outOfTime ||= from.outOfTime
 }
 
 export const handBackOf = (row: ClaimedRow): HandBack => ({ id: row.id, token: row.token, dueAt: row.due_at })

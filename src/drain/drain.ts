@@ -90,7 +90,9 @@ class Drain {
     const done = await this.runBatch()
     absorb(s.unsettled, done)
     this.healthy = done.failures.length === 0
-    if (done.handBacks.length > 0 || s.deadline - Date.now() <= 0 || s.aborted) {
+    // Jobs that did not fit the time left went back: so would the next batch's. (Jobs of a chain
+    // that stopped at a failure went back too, but only their queue waits: the drain goes on.)
+    if (done.outOfTime || s.deadline - Date.now() <= 0 || s.aborted) {
       // Claimed ahead but never started: back in place with the rest.
       await this.pipeline.handBack()
       return s.aborted ? 'stopped' : 'deadline'

@@ -109,6 +109,45 @@ test('single active consumer: two concurrent drains process an ordered queue str
   expect(recorder.max).toBe(1)
 })
 
+test('single active consumer: a failed job holds its own queue, and the drain goes on with the others', async () => {
+  const ledger = defineJob({
+    name: 'ledger-entry',
+    queue: 'ledger',
+    input: z.object({ n: z.number() }),
+    retry: { maxAttempts: 3, baseDelayMs: 60_000, jitter: 0 },
+    run: (input) => {
+      if (input.n === 1) throw new Error('transient')
+    },
+  })
+  const plain = defineJob({
+    name: 'plain',
+    queue: 'default',
+    input: z.object({ n: z.number() }),
+    run: () => {},
+  })
+  env = await makeSluice({ jobs: [ledger, plain], queues: { ledger: { singleActiveConsumer: true } } })
+  await env.sluice.enqueueMany(
+    ledger,
+    Array.from({ length: 3 }, (_, n) => ({ n })),
+  )
+  // Later than the ledger's jobs: the first claim takes the ledger's and a few of these.
+  await env.sluice.enqueueMany(
+    plain,
+    Array.from({ length: 40 }, (_, n) => ({ n })),
+    { runAt: new Date(Date.now() + 50) },
+  )
+  await expect
+    .poll(async () => (await env!.sql(`SELECT 1 FROM $schema.jobs WHERE run_at > now()`)).length)
+    .toBe(0)
+  const summary = await env.sluice.drain({ queues: ['ledger', 'default'], batchSize: 5, concurrency: 1 })
+  // Entry 0 ran, entry 1 failed and holds the ledger (entry 2 waits behind it); every plain job ran.
+  expect(summary).toMatchObject({ completed: 41, failed: 1, stoppedBy: 'empty' })
+  expect(await env.sql(`SELECT payload->>'n' AS n FROM $schema.jobs ORDER BY id`)).toEqual([
+    { n: '1' },
+    { n: '2' },
+  ])
+})
+
 test('single active consumer: when the holder dies, another drain takes over after the lease', async () => {
   const job = defineJob({ name: 'ordered', queue: 'sac', input: z.object({ n: z.number() }), run: () => {} })
   const options = { jobs: [job], queues: { sac: { singleActiveConsumer: true } } }
