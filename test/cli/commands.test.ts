@@ -7,7 +7,10 @@ import { latestVersion } from '../../src/migrate/run.js'
 import { exampleConfig, fewAtATime, runCli } from '../helpers/cli.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 
-// The CLI end to end, as a spawned process on the test database, in a schema of its own.
+// The CLI end to end, as a spawned process on the test database, in a schema of its own. Each
+// command is a Node process that loads the CLI through tsx: a second or two each on a quiet
+// machine, several times that on a loaded one, and a test here runs up to a dozen of them.
+const SPAWNS = { timeout: 180_000 }
 const schema = uniqueSchema('cli')
 const env = { DATABASE_URL: databaseUrl, SLUICE_SCHEMA: schema }
 const sluice = (...args: string[]) => runCli(['--config', exampleConfig, ...args], { env })
@@ -52,7 +55,7 @@ afterAll(async () => {
   await admin.end()
 })
 
-describe('sluice CLI on PostgreSQL', () => {
+describe('sluice CLI on PostgreSQL', SPAWNS, () => {
   test('migrate applies the migrations and the example setup, then has nothing to do', async () => {
     const first = await sluice('migrate', '--json')
     expect(first.code).toBe(0)
@@ -203,7 +206,7 @@ describe('sluice CLI on PostgreSQL', () => {
   })
 })
 
-describe('errors a person meets', () => {
+describe('errors a person meets', SPAWNS, () => {
   test('pause and resume: a paused queue is skipped by drains until resumed', async () => {
     const paused = await sluice('pause', 'reports', '--json')
     expect(paused.code).toBe(0)
@@ -285,7 +288,7 @@ describe('errors a person meets', () => {
   })
 })
 
-describe('config forms', () => {
+describe('config forms', SPAWNS, () => {
   const chatty = fileURLToPath(new URL('fixtures/chatty.config.mjs', import.meta.url))
 
   test('a Sluice instance as the default export; handler output stays off stdout under --json', async () => {
