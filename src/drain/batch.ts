@@ -118,7 +118,6 @@ export async function runBatch(
   const batch = emptyBatch()
   const work = units(rows)
   let next = 0
-  let outOfTime = false
   // One timer for the time limits of every job in the batch, and one options object for their runs.
   const timeouts = new Timeouts()
   const options = { hooks, deadline, runtime, claimedAt, timeouts, steps: runtime.steps }
@@ -128,9 +127,8 @@ export async function runBatch(
   /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
   const run = async (row: ClaimedRow): Promise<boolean> => {
     const job = config.jobs.get(row.name)
-    if (outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
+    if (batch.outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
       // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
-      outOfTime = true
       batch.outOfTime = true
       handBack(row)
       return false
