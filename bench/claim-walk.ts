@@ -14,6 +14,7 @@ import pg from 'pg'
 import { z } from 'zod'
 import { createSluice, defineJob } from '../src/index.js'
 import { claim } from '../src/sql/index.js'
+import { explain, planFigures, rolledBack } from './lib/pg.js'
 import { percentile } from './lib/stats.js'
 
 const { values } = parseArgs({
@@ -33,7 +34,7 @@ const t = `"${schema}"`
 
 const noop = defineJob({ name: 'noop', input: z.object({}), run: () => {} })
 const sluice = createSluice({ database: url, schema, jobs: [noop] })
-const client = new pg.Client({ connectionString: url })
+const pool = new pg.Pool({ connectionString: url, max: 1 })
 
 interface Explained {
   ms: number
@@ -41,21 +42,9 @@ interface Explained {
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) of a statement in a transaction rolled back: its time and buffers. */
-async function explain(text: string, values: readonly unknown[] = []): Promise<Explained> {
-  await client.query('BEGIN')
-  try {
-    const { rows } = await client.query(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
-      values as unknown[],
-    )
-    const top = rows[0]['QUERY PLAN'][0]
-    return {
-      ms: top['Execution Time'],
-      buffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'],
-    }
-  } finally {
-    await client.query('ROLLBACK')
-  }
+async function explained(text: string, values: readonly unknown[] = []): Promise<Explained> {
+  const figures = planFigures(await rolledBack(pool, (c) => explain(c, text, values)))
+  return { ms: figures.executionMs, buffers: figures.buffers }
 }
 
 interface Stage {
@@ -77,9 +66,9 @@ async function measure(label: string): Promise<Stage> {
       invocationPriority: 0,
       jobsDone: 0,
     })
-    claims.push(await explain(statement.text, statement.values))
+    claims.push(await explained(statement.text, statement.values))
     walks.push(
-      await explain(
+      await explained(
         `SELECT * FROM ${t}.claim_open(ARRAY['default'], 'claim-walk', 0, now() + interval '1 minute', 0, $1, '{}')`,
         [batch],
       ),
@@ -95,7 +84,7 @@ async function measure(label: string): Promise<Stage> {
       50,
     ),
   })
-  const { rows } = await client.query<{ dead: string }>(
+  const { rows } = await pool.query<{ dead: string }>(
     `SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = '${t}.jobs'::regclass`,
   )
   return { label, claim: median(claims), walk: median(walks), dead: Number(rows[0]?.dead ?? 0) }
@@ -103,19 +92,18 @@ async function measure(label: string): Promise<Stage> {
 
 try {
   await sluice.migrate()
-  await client.connect()
   for (let done = 0; done < jobs; done += 10_000)
     await sluice.enqueueMany(
       noop,
       Array.from({ length: Math.min(10_000, jobs - done) }, () => ({})),
     )
-  await client.query(`VACUUM ANALYZE ${t}.jobs`)
+  await pool.query(`VACUUM ANALYZE ${t}.jobs`)
   const stages = [await measure(`${jobs} due`)]
   const target = Math.floor(jobs * 0.9)
   let ran = 0
   while (ran < target) ran += (await sluice.drain({ maxJobs: target - ran, budgetMs: 600_000 })).completed
   stages.push(await measure(`${ran} drained`))
-  await client.query(`VACUUM ${t}.jobs`)
+  await pool.query(`VACUUM ${t}.jobs`)
   stages.push(await measure('after VACUUM'))
   console.log(`claim of ${batch} on a queue of ${jobs} jobs, median of ${probes}`)
   console.log('| when | dead tuples | claim buffers | claim ms | walk buffers | walk ms | lease buffers |')
@@ -125,7 +113,7 @@ try {
       `| ${s.label} | ${s.dead} | ${s.claim.buffers} | ${s.claim.ms.toFixed(2)} | ${s.walk.buffers} | ${s.walk.ms.toFixed(2)} | ${s.claim.buffers - s.walk.buffers} |`,
     )
 } finally {
-  await client.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`).catch(() => {})
-  await client.end().catch(() => {})
+  await pool.query(`DROP SCHEMA IF EXISTS ${t} CASCADE`).catch(() => {})
+  await pool.end().catch(() => {})
   await sluice.close()
 }
