@@ -169,4 +169,38 @@ describe('the chaos verdict', () => {
     expect(violations.join('\n')).toMatch(/job 3 step tx-0: written 2 times/)
     expect(violations.join('\n')).toMatch(/job 3 step plain-0: ran at 1500, recorded at 1002/)
   })
+  test('a step run put back at its limit after progress counts no claim, even when its process died before reporting it', () => {
+    const stepJob = { id: '3', name: 'chaos-steps', status: 'completed', attempts: 1, n: 2 }
+    // Worker 300 runs job 3 from 1000; its limit fires at 2000 after plain-0 completed (1100),
+    // and the process is killed at 2050, before the drain wrote the run's outcome. Worker 200
+    // runs it again as the same attempt at 5100 and completes it.
+    const cut = parseRunLog(
+      ['P 300 2 900', 'D 1000 4000', 'S 3 1 1000 2000', 'T 3 plain-0 1050', ''].join('\n'),
+    )
+    const again = parseRunLog(
+      ['P 400 3 5000', 'D 5050 8000', 'S 3 1 5100 6100', 'E 3 1 5200 ok', ''].join('\n'),
+    )
+    const verdict = (steps: DbFacts['steps']) =>
+      analyse({
+        total: 3,
+        kinds: { plain: 2, keyed: 0, limited: 0, steps: 1, events: 0 },
+        faults: [{ kind: 'kill', at: 2050, slot: 2, pid: 300, stopped: 1 }],
+        crashes: [],
+        logs: [killed, second, cut, again],
+        facts: facts({
+          archive: [...facts().archive, stepJob],
+          stepEffects: [
+            { job_id: '3', step: 'tx-0', count: 1 },
+            { job_id: '3', step: 'tx-1', count: 1 },
+          ],
+          steps,
+        }),
+        finished: true,
+      }).violations.join('\n')
+    expect(verdict([{ job_id: '3', step: 'plain-0', recorded_at: 1100 }])).not.toMatch(/more often than/)
+    // No step completed before its limit: nothing put it back uncounted, so two runs of one claim.
+    expect(verdict([{ job_id: '3', step: 'plain-0', recorded_at: 5150 }])).toMatch(
+      /ran more often than they were claimed[\s\S]*id 3 \(chaos-steps\): 2 runs, 1 claims/,
+    )
+  })
 })

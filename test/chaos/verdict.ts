@@ -350,6 +350,23 @@ export function analyse(input: {
   report('step jobs whose transactional effect was missing or duplicated', stepEffectsWrong)
   report('plain steps run again after their record was written', completedStepsReRun)
 
+  const describe = (r: Run): string =>
+    `attempt ${r.attempt} in pid ${r.pid} ${r.start}→${r.end ?? '?'} (${r.how ?? 'no end'}${r.outcome ? `, ${r.outcome}: ${r.error} ${r.message}` : ''}), deadline ${r.deadline}, drain call from ${r.callStart}, lease ≥ ${r.leaseFloor}`
+  const completedSteps = new Map<string, number[]>()
+  for (const r of facts.steps)
+    completedSteps.set(r.job_id, [...(completedSteps.get(r.job_id) ?? []), r.recorded_at])
+  /**
+   * A run of steps that completed a step and then reached its time limit is put back by its own
+   * statement, attempt uncounted, before the drain reports it: a kill, or a connection cut before
+   * that statement's reply, leaves the run in the worker's file without 'suspended'. Such a run
+   * is told by the run after it: the same attempt, started after the limit.
+   */
+  const putBackUnreported = (row: { id: string; name: string }, r: Run, after: Run | undefined): boolean =>
+    row.name === 'chaos-steps' &&
+    after !== undefined &&
+    after.attempt === r.attempt &&
+    after.start >= r.deadline &&
+    (completedSteps.get(row.id) ?? []).some((at) => at >= r.start && at <= r.deadline)
   const noRunFinished: string[] = []
   const moreRunsThanClaims: string[] = []
   for (const row of facts.archive) {
@@ -359,15 +376,16 @@ export function analyse(input: {
       noRunFinished.push(`id ${row.id} (${row.name}): ${runs.length} runs, none returned`)
     }
     // A run of steps put back after progress does not count its attempt (docs/steps.md).
-    const counted = runs.filter((r) => r.outcome !== 'suspended').length
+    const counted = runs.filter(
+      (r, i) => r.outcome !== 'suspended' && !putBackUnreported(row, r, runs[i + 1]),
+    ).length
     if (counted > row.attempts)
-      moreRunsThanClaims.push(`id ${row.id}: ${counted} runs, ${row.attempts} claims`)
+      moreRunsThanClaims.push(
+        `id ${row.id} (${row.name}): ${counted} runs, ${row.attempts} claims: ${runs.map(describe).join('; ')}`,
+      )
   }
   report('jobs archived as completed although no run of them returned', noRunFinished)
   report('jobs that ran more often than they were claimed', moreRunsThanClaims)
-
-  const describe = (r: Run): string =>
-    `attempt ${r.attempt} in pid ${r.pid} ${r.start}→${r.end ?? '?'} (${r.how ?? 'no end'}${r.outcome ? `, ${r.outcome}: ${r.error} ${r.message}` : ''}), deadline ${r.deadline}, drain call from ${r.callStart}, lease ≥ ${r.leaseFloor}`
   // Overlaps, leases and attribution, pair by pair.
   const overlaps: string[] = []
   const insideLease: string[] = []
