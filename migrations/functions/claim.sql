@@ -66,7 +66,9 @@ BEGIN
   WITH claimed AS (
     UPDATE :SLUICE_SCHEMA.jobs j
     SET run_at = p_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation,
-        started_at = now()
+        started_at = now(),
+        -- A single-consumer job keeps its place while leased (see claim_open's `restored`).
+        place_at = CASE WHEN p.single THEN p.due END
     FROM unnest(p_ids, p_due, p_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (p_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
@@ -115,6 +117,12 @@ BEGIN
   SELECT * INTO v_open
   FROM :SLUICE_SCHEMA.claim_open(p_queues, p_invocation, p_priority, v_until, p_jobs_done, p_limit, p_defer);
   IF cardinality(v_open.open) = 0 THEN
+    -- A single-consumer queue whose jobs were just put back in place (their lease ran out) opens
+    -- to the next claim: a row that carries only the flag.
+    IF v_open.restored THEN
+      RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
+                          NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
+    END IF;
     RETURN;
   END IF;
 
@@ -131,8 +139,13 @@ BEGIN
   -- the job that did not fit.
   IF v_pick.ids IS NULL THEN
     RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, false, NULL::text
+                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_open.restored, NULL::text
                  FROM unnest(v_pick.cut_queues, v_pick.cut_names) AS u(q, n);
+    GET DIAGNOSTICS v_rows = ROW_COUNT;
+    IF v_rows = 0 AND v_open.restored THEN
+      RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
+                          NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
+    END IF;
     RETURN;
   END IF;
 
@@ -142,9 +155,10 @@ BEGIN
   END IF;
 
   -- More may remain: the claim picked as many as it was asked for, dropped some it picked
-  -- (their keys are held by jobs it claimed; they can run once those settle), or admitted up to
-  -- a partition's cap on running jobs.
-  v_more := cardinality(v_pick.ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_pick.capped, false);
+  -- (their keys are held by jobs it claimed; they can run once those settle), admitted up to
+  -- a partition's cap on running jobs, or put a single-consumer queue's jobs back in place.
+  v_more := cardinality(v_pick.ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_pick.capped, false)
+            OR v_open.restored;
 
   RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
                       NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more, NULL::text

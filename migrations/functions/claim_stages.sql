@@ -7,6 +7,30 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_register(text, text[], integer, tim
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_eligible(text[], text, integer);
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_gated(text[]);
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_pick(text[], integer, text[], boolean);
+-- Its result gained `restored`.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_open(text[], text, integer, timestamptz, integer, integer, text[]);
+
+-- Part of stage 1: puts back the jobs of a single-consumer queue whose lease ran out (their drain
+-- died) at the place they had when claimed (`place_at`, kept by the claim), ahead of the queue's
+-- later jobs: taken as they are, at their lease's end, they would come after them. Their attempt
+-- stays counted (they may have run). Returns how many. A function of its own, called once per
+-- single-consumer queue a claim holds: its statement reads that queue's leased jobs on
+-- jobs_leased, never every leased job.
+CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_restore_places(p_queue text)
+RETURNS integer
+LANGUAGE plpgsql
+SET jit = off
+AS $fn$
+DECLARE
+  n integer;
+BEGIN
+  UPDATE :SLUICE_SCHEMA.jobs j
+  SET run_at = j.place_at, place_at = NULL, lease_token = NULL, leased_by = NULL
+  WHERE j.queue = p_queue AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.place_at IS NOT NULL;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END
+$fn$;
 
 -- Stages 0 and 1, and stage 4 on the plain path, in one statement (a fresh backend plans one
 -- statement, not three functions', to take its first job):
@@ -14,7 +38,9 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_pick(text[], integer, text[], boole
 --      leases of its single-consumer queues (free, expired, or already its own);
 --   1. opens the queues it may serve now: not paused, breaker closed, not held, not served by a
 --      higher-priority drain, single-consumer queues only with their lease and none of their
---      jobs leased;
+--      jobs leased. A single-consumer queue whose jobs' leases ran out (their drain died) gets
+--      them back at their places (`place_at`, kept by the claim) and opens to the next claim
+--      (`restored`): taken as they are, they would come after the queue's later jobs;
 --   whether any open queue is gated: one has a global cap or admission partitions, so stages 2
 --      and 2b have work to do and claim_pick walks them. A new gate in claim_room is named here too;
 --   4. when none is (the plain path), each open queue's jobs walked on the ready index in claim
@@ -22,11 +48,11 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_pick(text[], integer, text[], boole
 --      stops before the first job named in p_defer. The walk's results are claim_pick's.
 -- The claim commits with the server's durability setting: a claim forgotten in a crash while its
 -- drain runs the jobs would let a second drain claim and run them at the same time.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_open(
+CREATE FUNCTION :SLUICE_SCHEMA.claim_open(
   p_queues text[], p_invocation text, p_priority integer, p_until timestamptz, p_jobs_done integer,
   p_limit integer, p_defer text[],
   OUT open text[], OUT gated boolean, OUT ids bigint[], OUT due timestamptz[], OUT single boolean[],
-  OUT exclusive text[], OUT cut_queues text[], OUT cut_names text[]
+  OUT exclusive text[], OUT cut_queues text[], OUT cut_names text[], OUT restored boolean
 )
 LANGUAGE plpgsql
 SET jit = off
@@ -46,10 +72,24 @@ BEGIN
     ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
     WHERE l.holder = excluded.holder OR l.expires_at < now()
     RETURNING l.queue
+  ), restored AS (
+    -- Jobs of those queues whose lease ran out, back at their places (claim_restore_places). The
+    -- queue opens to the next claim, which sees them there.
+    SELECT q.queue FROM queue_leased q WHERE :SLUICE_SCHEMA.claim_restore_places(q.queue) > 0
   ), opened AS (
     SELECT q.name, coalesce(c.single_consumer, false) AS single_consumer, c.global_cap, p_limit AS room
     FROM unnest(p_queues) AS q(name)
     LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name
+    -- A single-consumer queue's first job still leased: its lease may have been freed by a
+    -- transaction this statement waited for, and then its snapshot shows that holder's jobs
+    -- leased, not as that commit left them (handed back or retrying, ahead of the jobs after
+    -- them). It claims nothing then; its next claim sees them. Looked up per queue on
+    -- jobs_leased (a lateral subquery with a limit), read only for a single-consumer queue.
+    LEFT JOIN LATERAL (
+      SELECT true AS busy FROM :SLUICE_SCHEMA.jobs l
+      WHERE c.single_consumer AND l.queue = c.name AND l.lease_token IS NOT NULL AND l.run_at > now()
+      LIMIT 1
+    ) leased ON true
     -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
     -- higher priority holds it all the same.
     WHERE (c.name IS NULL OR (
@@ -58,12 +98,8 @@ BEGIN
       AND coalesce(c.held_until, '-infinity') <= now()
       AND (NOT c.single_consumer OR (
             c.name IN (SELECT queue FROM queue_leased)
-            -- and no job of the queue still leased: its lease may have been freed by a
-            -- transaction this statement waited for, and then its snapshot shows that
-            -- holder's jobs leased, not as that commit left them (handed back or retrying,
-            -- ahead of the jobs after them). It claims nothing then; its next claim sees them.
-        AND NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs l
-                        WHERE l.queue = c.name AND l.lease_token IS NOT NULL AND l.run_at > now())))
+        AND c.name NOT IN (SELECT queue FROM restored)
+        AND leased.busy IS NULL))
     ))
     AND NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.invocations o
@@ -101,8 +137,9 @@ BEGIN
          (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
          (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
          (SELECT array_agg(queue ORDER BY queue) FROM cut),
-         (SELECT array_agg(name ORDER BY queue) FROM cut)
-  INTO open, gated, ids, due, single, exclusive, cut_queues, cut_names;
+         (SELECT array_agg(name ORDER BY queue) FROM cut),
+         EXISTS (SELECT 1 FROM restored)
+  INTO open, gated, ids, due, single, exclusive, cut_queues, cut_names, restored;
 END
 $fn$;
 

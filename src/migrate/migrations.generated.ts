@@ -220,5 +220,12 @@ export const migrations: readonly Migration[] = [
       "-- A queue can keep no archive (docs/configuration.md, `archive: false`): its completed and\n-- expired jobs are deleted as they settle, counted in job_stats, and not written to `archive`.\n-- That saves the archive's row and primary-key entry per job. Every queue archives, as before,\n-- until its settings say otherwise.\nALTER TABLE :SLUICE_SCHEMA.queues ADD COLUMN archive boolean NOT NULL DEFAULT true",
       "-- The settle reads the few queues that keep no archive on every call; without them it reads nothing.\nCREATE INDEX queues_unarchived ON :SLUICE_SCHEMA.queues (name) WHERE NOT archive"
     ]
+  },
+  {
+    "version": 22,
+    "name": "0022_single_consumer_place",
+    "statements": [
+      "-- A job of a single-consumer queue keeps its place while leased: the claim moves run_at to the\n-- lease's end, so the due time it had is kept here. When its lease runs out (its drain died) or\n-- its claim's reply was lost, it goes back at that place, ahead of the queue's later jobs, rather\n-- than behind them. Null for every other job, and for single-consumer jobs leased before this.\nALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN place_at timestamptz"
+    ]
   }
 ]

@@ -176,6 +176,35 @@ test('single active consumer: when the holder dies, another drain takes over aft
   expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
 })
 
+test('single active consumer: the jobs a dead holder had leased keep their place, ahead of the jobs after them', async () => {
+  const order: number[] = []
+  const job = defineJob({
+    name: 'ordered',
+    queue: 'sac',
+    input: z.object({ n: z.number() }),
+    run: ({ n }) => {
+      order.push(n)
+    },
+  })
+  const options = { jobs: [job], queues: { sac: { singleActiveConsumer: true } } }
+  env = await makeSluice(options)
+  await env.sluice.enqueueMany(
+    job,
+    Array.from({ length: 10 }, (_, n) => ({ n })),
+  )
+  // A drain takes the queue and its first five jobs, and dies with them: its lease and theirs run out.
+  await env.sql(`SELECT * FROM $schema.claim(ARRAY['sac'], 5, 60000, 'doomed', 0, 0)`)
+  await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
+  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  expect(await env.sluice.drain()).toMatchObject({ completed: 10, stoppedBy: 'empty' })
+  expect(order).toEqual(Array.from({ length: 10 }, (_, n) => n))
+  // Their attempts count: each may have run in the drain that died.
+  const attempts = await env.sql<{ attempts: number }>(
+    `SELECT attempts FROM $schema.archive WHERE (payload->>'n')::int < 5`,
+  )
+  expect(attempts.map((r) => r.attempts)).toEqual([2, 2, 2, 2, 2])
+})
+
 test('consumer priority: a lower-priority drain skips a queue a higher-priority one is serving', async () => {
   const job = defineJob({ name: 'prio', queue: 'shared', input: z.object({}), run: () => {} })
   env = await makeSluice({ jobs: [job] })

@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
-import { createSluice, type Db, defineJob, fromPg, type Sluice } from '../../src/index.js'
+import { toDatabaseError } from '../../src/db/errors.js'
+import { createSluice, type Db, defineJob, fromPg, type Sluice, type Statement } from '../../src/index.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 import { mostAtOnce, type Span as Timed } from '../helpers/overlap.js'
 
@@ -150,10 +151,9 @@ test('a drain stopped while claims are in flight hands their jobs back unstarted
   expect([...ran.values()].every((times) => times === 1)).toBe(true)
 })
 
-test('a queue made single-consumer by another deployment keeps its order under a deeper pipeline', async () => {
-  const schema = uniqueSchema('pipe')
-  const order: number[] = []
-  const ordered = defineJob({
+/** A job of queue `ledger`, which records the order its runs completed in. */
+function ledgerJob(order: number[]) {
+  return defineJob({
     name: 'ledger',
     queue: 'ledger',
     input: z.object({ n: z.number() }),
@@ -165,7 +165,22 @@ test('a queue made single-consumer by another deployment keeps its order under a
       order.push(n)
     },
   })
-  // This deployment says the queue is single-consumer and writes that to the database…
+}
+
+/**
+ * A drain over a slow network (passed through `network`) of a queue that another deployment made
+ * single-consumer: this Sluice does not know, so only the claim's rows say so. Its network has
+ * been timed by a drain of plain jobs, so the drains after it start with claims in flight
+ * together (a drain that meets jobs to run in order keeps one from then on). Then plain jobs and
+ * ledger jobs, in turns: each time the ledger's jobs come due, claims sent while plain batches ran
+ * are in flight together.
+ */
+async function ledgerSetUp(
+  order: number[],
+  network: (db: Db) => Db,
+): Promise<{ sluice: Sluice; spans: Span[]; admin: ReturnType<typeof pgPool>; schema: string }> {
+  const schema = uniqueSchema('pipe')
+  const ordered = ledgerJob(order)
   const owner = createSluice({
     database: databaseUrl,
     schema,
@@ -175,12 +190,11 @@ test('a queue made single-consumer by another deployment keeps its order under a
   await owner.migrate()
   await owner.syncQueues()
   await owner.close()
-  // …and this one, which drains it, does not know: only the claim's rows say so.
   const pool = pgPool(8)
   const admin = pgPool(2)
   const spans: Span[] = []
   const sluice = createSluice({
-    database: slowNetwork(fromPg(pool), spans),
+    database: network(slowNetwork(fromPg(pool), spans)),
     schema,
     jobs: [noop, ordered],
     drain: { batchSize: 20 },
@@ -191,16 +205,12 @@ test('a queue made single-consumer by another deployment keeps its order under a
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     await admin.end()
   }
-  // A drain of plain jobs first, long enough to time the network: the drains after it start with
-  // claims in flight together (a drain that meets jobs to run in order keeps one from then on).
   await sluice.enqueueMany(
     noop,
     Array.from({ length: 400 }, (_, i) => ({ n: 10_000 + i })),
   )
   while (ran.size < 400) await sluice.drain({ concurrency: 20 })
   spans.length = 0
-  // Plain jobs, then ledger jobs, in turns: each time the ledger's jobs come due, claims sent
-  // while plain batches ran are in flight together.
   for (let round = 0; round < 5; round++) {
     await sluice.enqueueMany(
       noop,
@@ -211,8 +221,49 @@ test('a queue made single-consumer by another deployment keeps its order under a
       Array.from({ length: 20 }, (_, i) => ({ n: round * 20 + i })),
     )
   }
+  return { sluice, spans, admin, schema }
+}
+
+test('a queue made single-consumer by another deployment keeps its order under a deeper pipeline', async () => {
+  const order: number[] = []
+  const { sluice, spans } = await ledgerSetUp(order, (db) => db)
   for (let i = 0; i < 200 && order.length < 100; i++) await sluice.drain({ concurrency: 20 })
   expect(order).toEqual(Array.from({ length: 100 }, (_, n) => n))
   expect(ran.size).toBe(1000)
   expect(mostAtOnce(spans.filter((s) => s.kind === 'settle+claim'))).toBeGreaterThanOrEqual(2)
+})
+
+test('a settle-and-claim whose reply is lost: the single-consumer jobs it took go back at their places, and order holds', {
+  timeout: 120_000,
+}, async () => {
+  const order: number[] = []
+  let taken = 0
+  let lost = 0
+  // Every other settle-and-claim that takes ledger jobs runs on the server and its reply is lost,
+  // as with a cut connection: the drain knows neither its jobs nor which of the ledger's jobs it
+  // took. They stay leased to it (its later claims skip the queue) until its end hands them back.
+  const losing = (db: Db): Db => ({
+    ...db,
+    async query<R>(statement: Statement) {
+      const result = await db.query<R>(statement)
+      const claiming = /\.settle\(/.test(statement.text) && /\.claim\(|relay_and_claim/.test(statement.text)
+      if (
+        claiming &&
+        result.rows.some((row) => (row as { queue?: unknown }).queue === 'ledger') &&
+        taken++ % 2 === 0
+      ) {
+        lost++
+        throw toDatabaseError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))
+      }
+      return result
+    },
+  })
+  const { sluice, admin, schema } = await ledgerSetUp(order, losing)
+  for (let i = 0; i < 200 && order.length < 100; i++) await sluice.drain({ concurrency: 20 })
+  expect(lost).toBeGreaterThan(0)
+  expect(order).toEqual(Array.from({ length: 100 }, (_, n) => n))
+  expect(ran.size).toBe(1000)
+  expect([...ran.values()].every((times) => times === 1)).toBe(true)
+  const { rows } = await admin.query(`SELECT count(*)::int AS left FROM "${schema}".jobs`)
+  expect(rows[0].left).toBe(0)
 })

@@ -25,6 +25,7 @@ CREATE TABLE jobs (
   started_at timestamp with time zone,
   waiting integer,
   parent_id bigint,
+  place_at timestamp with time zone,
   CONSTRAINT jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
