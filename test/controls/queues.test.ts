@@ -205,6 +205,34 @@ test('single active consumer: the jobs a dead holder had leased keep their place
   expect(attempts.map((r) => r.attempts)).toEqual([2, 2, 2, 2, 2])
 })
 
+test("single active consumer: a dead holder's job with no attempt left is dead-lettered, not put back in place", async () => {
+  const order: number[] = []
+  const job = defineJob({
+    name: 'ordered',
+    queue: 'sac',
+    input: z.object({ n: z.number() }),
+    retry: { maxAttempts: 1 },
+    run: ({ n }) => {
+      order.push(n)
+    },
+  })
+  const options = { jobs: [job], queues: { sac: { singleActiveConsumer: true } } }
+  env = await makeSluice(options)
+  await env.sluice.enqueueMany(
+    job,
+    Array.from({ length: 3 }, (_, n) => ({ n })),
+  )
+  await env.sql(`SELECT * FROM $schema.claim(ARRAY['sac'], 1, 60000, 'doomed', 0, 0)`)
+  await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
+  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
+  expect(order).toEqual([1, 2])
+  await env.sluice.maintain()
+  const dead = await env.sql<{ n: number }>(`SELECT (payload->>'n')::int AS n FROM $schema.dead_letters`)
+  expect(dead).toEqual([{ n: 0 }])
+  expect(await env.sql(`SELECT id FROM $schema.jobs`)).toEqual([])
+})
+
 test('consumer priority: a lower-priority drain skips a queue a higher-priority one is serving', async () => {
   const job = defineJob({ name: 'prio', queue: 'shared', input: z.object({}), run: () => {} })
   env = await makeSluice({ jobs: [job] })
