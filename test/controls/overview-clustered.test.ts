@@ -87,10 +87,11 @@ test('small states are exact beside large clustered ones; large ones fall within
       const error = Math.abs(figure[state] - actual)
       if (error <= margin) covered++
       // Two standard errors is the stated margin. It is estimated from the same blocks as the
-      // count, so a sample that caught few of a queue's blocks comes out low with a narrow margin:
-      // with this layout (each large state on one to three thousand blocks, 200 sampled) an estimate is
-      // off by more than four standard errors about 3 times in 10,000 (exact binomial), which 40
-      // estimates a run meet about once in 80 runs; by more than six, about once in a million.
+      // count, so a sample that caught few of a queue's blocks comes out low with a narrow
+      // margin: with this layout (each large state on one to three thousand blocks, 200
+      // sampled) an estimate is off by more than four standard errors about 3 times in 10,000
+      // (exact binomial), which 40 estimates a run meet about once in 80 runs; by more than six,
+      // about once in a million.
       expect(error).toBeLessThanOrEqual(3 * margin)
     }
   }
