@@ -29,6 +29,7 @@ test('killed drains, terminated backends, cut connections and server restarts lo
     effectsMissing: 0,
     effectsDuplicated: 0,
     stepEffectsWrong: 0,
+    ledgerOutOfOrder: 0,
     completedStepsReRun: 0,
     leftBehind: 0,
   })

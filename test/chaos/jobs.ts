@@ -17,6 +17,13 @@ export interface RunRecorder {
 
 export const silent: RunRecorder = { start() {}, end() {}, effect() {} }
 
+/**
+ * The queue of the ledger jobs: single-consumer in the database (the suite's maintenance syncs it),
+ * while the drains' own config does not say so, as when another deployment made it so: their
+ * claims alone tell them, and they keep claims in flight together.
+ */
+export const LEDGER_QUEUE = 'chaos-ledger'
+
 /** Topic of the events whose effect must happen exactly once. */
 export const EFFECT_TOPIC = 'chaos.effect'
 /** Table (in the suite's schema) where the subscriber writes its effect, inside ctx.transaction. */
@@ -82,6 +89,18 @@ export function chaosJobs(recorder: RunRecorder, schema: string) {
     concurrency: { limit: 3, key: (job) => `limit:${job.key}` },
     run: (job, ctx) => recorded(recorder, ctx, () => pause(job.ms)),
   })
+  /**
+   * One at a time, in enqueue order, across all drains and every fault (a single-consumer queue).
+   * Each takes at least 10 ms, so that the suite can kill the queue's holder in the middle of one.
+   */
+  const ledger = defineJob({
+    name: 'chaos-ledger',
+    queue: LEDGER_QUEUE,
+    input,
+    retry,
+    timeout,
+    run: (job, ctx) => recorded(recorder, ctx, () => pause(10 + job.ms)),
+  })
   /** An effect that must happen once per event: written with the processed mark. */
   const effect = defineSubscriber({
     name: 'chaos-effect',
@@ -130,8 +149,9 @@ export function chaosJobs(recorder: RunRecorder, schema: string) {
     keyed,
     limited,
     steps,
+    ledger,
     effect,
-    jobs: [plain, keyed, limited, steps],
+    jobs: [plain, keyed, limited, steps, ledger],
     subscribers: [effect],
   }
 }

@@ -21,10 +21,19 @@ import {
   chaosOptions,
   EFFECT_TOPIC,
   EFFECTS_TABLE,
+  LEDGER_QUEUE,
   STEP_EFFECTS_TABLE,
   silent,
 } from './jobs.js'
-import { analyse, type ChaosFigures, type DbFacts, type Fault, parseRunLog, type RunLog } from './verdict.js'
+import {
+  analyse,
+  type ChaosFigures,
+  type DbFacts,
+  type Fault,
+  parseRunLog,
+  type Run,
+  type RunLog,
+} from './verdict.js'
 
 export interface ChaosPlan {
   seed: number
@@ -34,6 +43,8 @@ export interface ChaosPlan {
   limited: number
   /** Jobs of durable steps (plain and transactional). */
   steps: number
+  /** Jobs of a single-consumer queue: each starts only once the one before it has returned. */
+  ledger: number
   events: number
   /** Distinct keys among the keyed and the limited jobs. */
   keys: number
@@ -164,7 +175,8 @@ class ChaosRun {
   }
 
   get total(): number {
-    return this.plan.plain + this.plan.keyed + this.plan.limited + this.plan.steps + this.plan.events
+    const p = this.plan
+    return p.plain + p.keyed + p.limited + p.steps + p.ledger + p.events
   }
 
   async setUp(): Promise<void> {
@@ -179,10 +191,18 @@ class ChaosRun {
     const { jobs, subscribers } = this.defs
     for (let i = 0; i < 3; i++) {
       this.maintainers.push(
-        createSluice({ ...chaosOptions, database: url.toString(), schema: SCHEMA, jobs, subscribers }),
+        createSluice({
+          ...chaosOptions,
+          database: url.toString(),
+          schema: SCHEMA,
+          jobs,
+          subscribers,
+          queues: { [LEDGER_QUEUE]: { singleActiveConsumer: true } },
+        }),
       )
     }
     await this.maintainers[0]!.migrate()
+    await this.maintainers[0]!.syncQueues()
     await this.admin.query(
       `CREATE TABLE "${SCHEMA}".${EFFECTS_TABLE} (event_id text NOT NULL, n integer NOT NULL, pid integer NOT NULL, attempt integer NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     )
@@ -194,7 +214,7 @@ class ChaosRun {
   /** Enqueues every job and publishes every event before the drains start, interleaved by kind. */
   async enqueue(): Promise<void> {
     const sluice = this.maintainers[0]!
-    const { plain, keyed, limited, steps } = this.defs
+    const { plain, keyed, limited, steps, ledger } = this.defs
     const rounds = 10
     let n = 0
     const inputs = (count: number): ChaosInput[] =>
@@ -214,6 +234,8 @@ class ChaosRun {
         await sluice.enqueueMany(limited, inputs(share(this.plan.limited, round)))
       if (share(this.plan.steps, round) > 0)
         await sluice.enqueueMany(steps, inputs(share(this.plan.steps, round)))
+      if (share(this.plan.ledger, round) > 0)
+        await sluice.enqueueMany(ledger, inputs(share(this.plan.ledger, round)))
       const events = Array.from({ length: share(this.plan.events, round) }, () => n++)
       for (let i = 0; i < events.length; i += 16) {
         await Promise.all(
@@ -347,10 +369,44 @@ class ChaosRun {
     return slot as Slot & { child: ChildProcess; pid: number }
   }
 
+  /** The runs a worker's file shows started and not ended. */
+  private async running(slot: number, pid: number): Promise<Run[]> {
+    const text = await readFile(join(this.logDir, `runs-${slot}-${pid}.log`), 'utf8').catch(() => '')
+    return parseRunLog(text).runs.filter((r) => r.how === undefined)
+  }
+
   /** How many runs a worker's file shows started and not ended. */
   private async unfinished(slot: number, pid: number): Promise<number> {
-    const text = await readFile(join(this.logDir, `runs-${slot}-${pid}.log`), 'utf8').catch(() => '')
-    return parseRunLog(text).runs.filter((r) => r.how === undefined).length
+    return (await this.running(slot, pid)).length
+  }
+
+  /**
+   * The worker running a ledger job now, if one does within 10 s: the holder of the
+   * single-consumer queue, whose death must not let the queue's later jobs overtake that one.
+   */
+  private async ledgerHolder(): Promise<(Slot & { child: ChildProcess; pid: number }) | undefined> {
+    const { rows } = await this.admin!.query<{ id: string }>(
+      `SELECT id::text AS id FROM "${SCHEMA}".jobs WHERE queue = $1`,
+      [LEDGER_QUEUE],
+    )
+    const ids = new Set(rows.map((r) => r.id))
+    let found: (Slot & { child: ChildProcess; pid: number }) | undefined
+    await until(
+      async () => {
+        for (const slot of this.slots) {
+          if (slot.pid === undefined || slot.child === undefined) continue
+          if ((await this.running(slot.index, slot.pid)).some((r) => ids.has(r.id))) {
+            found = slot as Slot & { child: ChildProcess; pid: number }
+            return true
+          }
+        }
+        return false
+      },
+      10_000,
+      'a running ledger job',
+      5,
+    ).catch(() => {})
+    return found
   }
 
   /**
@@ -420,6 +476,13 @@ class ChaosRun {
     const kinds: Fault['kind'][] = []
     for (const kind of ['kill', 'terminate', 'cut', 'restart'] as const) {
       for (let i = 0; i < this.plan.faults[kind]; i++) kinds.push(kind)
+    }
+    // The first kill, at once: the holder of the ledger's queue, in the middle of a ledger job.
+    const holder = this.plan.ledger > 0 && kinds.includes('kill') ? await this.ledgerHolder() : undefined
+    if (holder) {
+      this.log(`kill of the ledger's holder`)
+      await this.kill(holder)
+      kinds.splice(kinds.indexOf('kill'), 1)
     }
     const [from, to] = this.plan.window
     const plan = kinds
@@ -596,6 +659,7 @@ export async function runChaos(plan: ChaosPlan): Promise<ChaosReport> {
         keyed: plan.keyed,
         limited: plan.limited,
         steps: plan.steps,
+        ledger: plan.ledger,
         events: plan.events,
       },
       faults: run.faults,
@@ -627,6 +691,7 @@ export const standardPlan: ChaosPlan = {
   keyed: 300,
   limited: 300,
   steps: 300,
+  ledger: 150,
   events: 600,
   keys: 8,
   workers: 4,
@@ -646,6 +711,7 @@ export const longPlan: ChaosPlan = {
   keyed: 2_500,
   limited: 2_500,
   steps: 2_500,
+  ledger: 1_000,
   events: 5_000,
   keys: 16,
   workers: 6,

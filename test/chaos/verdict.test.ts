@@ -53,7 +53,7 @@ const second = parseRunLog(
 const judge = (faults: Fault[], logs = [killed, second], dbFacts = facts()) =>
   analyse({
     total: 2,
-    kinds: { plain: 2, keyed: 0, limited: 0, steps: 0, events: 0 },
+    kinds: { plain: 2, keyed: 0, limited: 0, steps: 0, ledger: 0, events: 0 },
     faults,
     crashes: [],
     logs,
@@ -148,7 +148,7 @@ describe('the chaos verdict', () => {
     )
     const { figures, violations } = analyse({
       total: 3,
-      kinds: { plain: 2, keyed: 0, limited: 0, steps: 1, events: 0 },
+      kinds: { plain: 2, keyed: 0, limited: 0, steps: 1, ledger: 0, events: 0 },
       faults: [],
       crashes: [],
       logs: [second, run],
@@ -183,7 +183,7 @@ describe('the chaos verdict', () => {
     const verdict = (steps: DbFacts['steps']) =>
       analyse({
         total: 3,
-        kinds: { plain: 2, keyed: 0, limited: 0, steps: 1, events: 0 },
+        kinds: { plain: 2, keyed: 0, limited: 0, steps: 1, ledger: 0, events: 0 },
         faults: [{ kind: 'kill', at: 2050, slot: 2, pid: 300, stopped: 1 }],
         crashes: [],
         logs: [killed, second, cut, again],
@@ -201,6 +201,34 @@ describe('the chaos verdict', () => {
     // No step completed before its limit: nothing put it back uncounted, so two runs of one claim.
     expect(verdict([{ job_id: '3', step: 'plain-0', recorded_at: 5150 }])).toMatch(
       /ran more often than they were claimed[\s\S]*id 3 \(chaos-steps\): 2 runs, 1 claims/,
+    )
+  })
+  test('a ledger job that starts before the one enqueued before it has returned is reported', () => {
+    const ledger = (id: string, n: number) => ({
+      id,
+      name: 'chaos-ledger',
+      status: 'completed',
+      attempts: 1,
+      n,
+    })
+    const verdict = (lines: string[]) =>
+      analyse({
+        total: 2,
+        kinds: { plain: 0, keyed: 0, limited: 0, steps: 0, ledger: 2, events: 0 },
+        faults: [],
+        crashes: [],
+        logs: [parseRunLog(['P 500 0 900', 'D 1000 4000', ...lines, ''].join('\n'))],
+        facts: facts({ archive: [ledger('1', 0), ledger('2', 1)] }),
+        finished: true,
+      })
+    // #0 returns at 1010, then #1 runs.
+    const inOrder = verdict(['S 1 1 1000 2000', 'E 1 1 1010 ok', 'S 2 1 1020 2020', 'E 2 1 1030 ok'])
+    expect(inOrder.violations).toEqual([])
+    // #1 starts at 1005, while #0 runs.
+    const overtaken = verdict(['S 1 1 1000 2000', 'S 2 1 1005 2005', 'E 1 1 1010 ok', 'E 2 1 1030 ok'])
+    expect(overtaken.figures.ledgerOutOfOrder).toBe(1)
+    expect(overtaken.violations.join('\n')).toMatch(
+      /#1 \(id 2\) started at 1005 in pid 500; #0 returned at 1010/,
     )
   })
 })

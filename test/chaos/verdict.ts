@@ -175,7 +175,7 @@ export type Cause = Fault['kind'] | 'timeout' | 'suspended'
 
 export interface ChaosFigures {
   jobs: number
-  byKind: { plain: number; keyed: number; limited: number; steps: number; events: number }
+  byKind: { plain: number; keyed: number; limited: number; steps: number; ledger: number; events: number }
   processes: number
   faults: {
     kills: number
@@ -207,6 +207,8 @@ export interface ChaosFigures {
   effectsDuplicated: number
   /** Step jobs' transactional effects missing or written more than once. */
   stepEffectsWrong: number
+  /** Ledger jobs (a single-consumer queue) started before the one before them had returned. */
+  ledgerOutOfOrder: number
   /** Plain steps run again after their record was written. */
   completedStepsReRun: number
   /** Plain steps run more than once: at least once, each a crash between effect and record. */
@@ -347,6 +349,28 @@ export function analyse(input: {
         )
     }
   }
+  // The single-consumer queue: each ledger job starts only once the one enqueued before it has
+  // returned, through every fault (docs/controls.md): a dead holder's jobs go back at their
+  // places, and no later job starts while they may still run.
+  const ledger = facts.archive
+    .filter((r) => r.name === 'chaos-ledger' && r.n !== null)
+    .sort((a, b) => a.n! - b.n!)
+  if (ledger.length !== input.kinds.ledger) {
+    violations.push(`${ledger.length} ledger jobs archived, ${input.kinds.ledger} enqueued`)
+  }
+  const ledgerOutOfOrder: string[] = []
+  for (let i = 1; i < ledger.length; i++) {
+    const ends = (runsById.get(ledger[i - 1]!.id) ?? []).filter((r) => r.how === 'ok').map((r) => r.end!)
+    const first = runsById.get(ledger[i]!.id)?.[0]
+    const returned = ends.length > 0 ? Math.min(...ends) : undefined
+    if (first && (returned === undefined || first.start < returned)) {
+      ledgerOutOfOrder.push(
+        `#${ledger[i]!.n} (id ${ledger[i]!.id}) started at ${first.start} in pid ${first.pid}; #${ledger[i - 1]!.n} ` +
+          (returned === undefined ? 'never returned' : `returned at ${returned}`),
+      )
+    }
+  }
+  report('ledger jobs started before the one enqueued before them had returned', ledgerOutOfOrder)
   report('step jobs whose transactional effect was missing or duplicated', stepEffectsWrong)
   report('plain steps run again after their record was written', completedStepsReRun)
 
@@ -492,6 +516,7 @@ export function analyse(input: {
     effectsMissing: effectsMissing.length,
     effectsDuplicated: effectsDuplicated.length,
     stepEffectsWrong: stepEffectsWrong.length,
+    ledgerOutOfOrder: ledgerOutOfOrder.length,
     completedStepsReRun: completedStepsReRun.length,
     plainStepsRepeated: [...plainRuns.values()].filter((n) => n > 1).length,
     leftBehind,
