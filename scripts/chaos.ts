@@ -53,7 +53,7 @@ else {
     ['seed', plan.seed],
     [
       'jobs',
-      `${f.jobs} (${f.byKind.plain} plain, ${f.byKind.keyed} keyed, ${f.byKind.limited} limited, ${f.byKind.steps} of steps, ${f.byKind.events} events)`,
+      `${f.jobs} (${f.byKind.plain} plain, ${f.byKind.keyed} keyed, ${f.byKind.limited} limited, ${f.byKind.steps} of steps, ${f.byKind.ledger} ledger, ${f.byKind.events} events)`,
     ],
     ['drain processes', `${plan.workers} at a time, ${f.processes} started`],
     ['drain calls', `${f.drainCalls} (${f.drainCallsFailed} failed)`],
