@@ -176,61 +176,51 @@ test('single active consumer: when the holder dies, another drain takes over aft
   expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
 })
 
-test('single active consumer: the jobs a dead holder had leased keep their place, ahead of the jobs after them', async () => {
+/**
+ * A single-consumer queue of `total` jobs (`n` 0, 1, …) whose holder took the first `taken` of them
+ * and died: its queue lease and their leases have run out. Returns the order the jobs run in.
+ */
+async function deadHolder(total: number, taken: number, maxAttempts = 25): Promise<number[]> {
   const order: number[] = []
   const job = defineJob({
     name: 'ordered',
     queue: 'sac',
     input: z.object({ n: z.number() }),
+    retry: { maxAttempts },
     run: ({ n }) => {
       order.push(n)
     },
   })
-  const options = { jobs: [job], queues: { sac: { singleActiveConsumer: true } } }
-  env = await makeSluice(options)
+  env = await makeSluice({ jobs: [job], queues: { sac: { singleActiveConsumer: true } } })
   await env.sluice.enqueueMany(
     job,
-    Array.from({ length: 10 }, (_, n) => ({ n })),
+    Array.from({ length: total }, (_, n) => ({ n })),
   )
-  // A drain takes the queue and its first five jobs, and dies with them: its lease and theirs run out.
-  await env.sql(`SELECT * FROM $schema.claim(ARRAY['sac'], 5, 60000, 'doomed', 0, 0)`)
+  await env.sql(`SELECT * FROM $schema.claim(ARRAY['sac'], ${taken}, 60000, 'doomed', 0, 0)`)
   await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
   await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
-  expect(await env.sluice.drain()).toMatchObject({ completed: 10, stoppedBy: 'empty' })
+  return order
+}
+
+test('single active consumer: the jobs a dead holder had leased keep their place, ahead of the jobs after them', async () => {
+  const order = await deadHolder(10, 5)
+  expect(await env!.sluice.drain()).toMatchObject({ completed: 10, stoppedBy: 'empty' })
   expect(order).toEqual(Array.from({ length: 10 }, (_, n) => n))
   // Their attempts count: each may have run in the drain that died.
-  const attempts = await env.sql<{ attempts: number }>(
+  const attempts = await env!.sql<{ attempts: number }>(
     `SELECT attempts FROM $schema.archive WHERE (payload->>'n')::int < 5`,
   )
   expect(attempts.map((r) => r.attempts)).toEqual([2, 2, 2, 2, 2])
 })
 
 test("single active consumer: a dead holder's job with no attempt left is dead-lettered, not put back in place", async () => {
-  const order: number[] = []
-  const job = defineJob({
-    name: 'ordered',
-    queue: 'sac',
-    input: z.object({ n: z.number() }),
-    retry: { maxAttempts: 1 },
-    run: ({ n }) => {
-      order.push(n)
-    },
-  })
-  const options = { jobs: [job], queues: { sac: { singleActiveConsumer: true } } }
-  env = await makeSluice(options)
-  await env.sluice.enqueueMany(
-    job,
-    Array.from({ length: 3 }, (_, n) => ({ n })),
-  )
-  await env.sql(`SELECT * FROM $schema.claim(ARRAY['sac'], 1, 60000, 'doomed', 0, 0)`)
-  await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
-  expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
+  const order = await deadHolder(3, 1, 1)
+  expect(await env!.sluice.drain()).toMatchObject({ completed: 2 })
   expect(order).toEqual([1, 2])
-  await env.sluice.maintain()
-  const dead = await env.sql<{ n: number }>(`SELECT (payload->>'n')::int AS n FROM $schema.dead_letters`)
+  await env!.sluice.maintain()
+  const dead = await env!.sql<{ n: number }>(`SELECT (payload->>'n')::int AS n FROM $schema.dead_letters`)
   expect(dead).toEqual([{ n: 0 }])
-  expect(await env.sql(`SELECT id FROM $schema.jobs`)).toEqual([])
+  expect(await env!.sql(`SELECT id FROM $schema.jobs`)).toEqual([])
 })
 
 test('consumer priority: a lower-priority drain skips a queue a higher-priority one is serving', async () => {
