@@ -116,13 +116,9 @@ BEGIN
   -- Stages 0 and 1; on the plain path, stage 4 too.
   SELECT * INTO v_open
   FROM :SLUICE_SCHEMA.claim_open(p_queues, p_invocation, p_priority, v_until, p_jobs_done, p_limit, p_defer);
-  IF cardinality(v_open.open) = 0 THEN
-    -- A single-consumer queue whose jobs were just put back in place (their lease ran out) opens
-    -- to the next claim: a row that carries only the flag.
-    IF v_open.restored THEN
-      RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
-                          NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
-    END IF;
+  -- Nothing open: nothing to say, unless a single-consumer queue's jobs were just put back in
+  -- place (their lease ran out): the queue opens to the next claim, which the flag asks for.
+  IF cardinality(v_open.open) = 0 AND NOT v_open.restored THEN
     RETURN;
   END IF;
 
@@ -135,42 +131,33 @@ BEGIN
     INTO v_pick;
   END IF;
 
-  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
-  -- the job that did not fit.
-  IF v_pick.ids IS NULL THEN
-    RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_open.restored, NULL::text
-                 FROM unnest(v_pick.cut_queues, v_pick.cut_names) AS u(q, n);
-    GET DIAGNOSTICS v_rows = ROW_COUNT;
-    IF v_rows = 0 AND v_open.restored THEN
-      RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
-                          NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
-    END IF;
-    RETURN;
-  END IF;
-
   -- Stage 5: locks taken after picking; the jobs that could not take theirs are dropped.
   IF EXISTS (SELECT 1 FROM unnest(v_pick.exclusive) k WHERE k IS NOT NULL) THEN
     v_skip := :SLUICE_SCHEMA.claim_take_keys(v_pick.ids, v_pick.exclusive, p_invocation, v_until);
   END IF;
 
-  -- More may remain: the claim picked as many as it was asked for, dropped some it picked
-  -- (their keys are held by jobs it claimed; they can run once those settle), admitted up to
-  -- a partition's cap on running jobs, or put a single-consumer queue's jobs back in place.
-  v_more := cardinality(v_pick.ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_pick.capped, false)
-            OR v_open.restored;
+  -- More may remain: a single-consumer queue's jobs were put back in place; or the claim picked
+  -- as many as it was asked for, dropped some it picked (their keys are held by jobs it claimed;
+  -- they can run once those settle), or admitted up to a partition's cap on running jobs.
+  v_more := v_open.restored OR (v_pick.ids IS NOT NULL AND (
+              cardinality(v_pick.ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_pick.capped, false)));
 
+  -- A queue left for lack of time is reported as a row without a job: its queue and the name of
+  -- the job that did not fit.
   RETURN QUERY SELECT NULL::text, u.q, u.n, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer, NULL::text,
                       NULL::timestamptz, NULL::timestamptz, NULL::boolean, v_more, NULL::text
                FROM unnest(v_pick.cut_queues, v_pick.cut_names) AS u(q, n);
   GET DIAGNOSTICS v_rows = ROW_COUNT;
 
   -- Stage 6.
-  RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim_lease(v_pick.ids, v_pick.due, v_pick.single, v_skip, v_until,
-                                                       p_invocation, v_more);
-  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF v_pick.ids IS NOT NULL THEN
+    RETURN QUERY SELECT * FROM :SLUICE_SCHEMA.claim_lease(v_pick.ids, v_pick.due, v_pick.single, v_skip, v_until,
+                                                         p_invocation, v_more);
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+  END IF;
 
-  -- Every job it picked went to another claim meanwhile: a row that carries only the flag.
+  -- Nothing else to return (every job it picked went to another claim meanwhile, or it picked
+  -- none): a row that carries only the flag.
   IF v_rows + v_n = 0 AND v_more THEN
     RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::smallint, NULL::integer, NULL::integer,
                         NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::boolean, true, NULL::text;
