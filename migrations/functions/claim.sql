@@ -23,7 +23,9 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 );
 
 -- The claim is composed of stages, each a function of its own, called in this order by claim()
--- (claim_lease below; the others in claim_stages.sql and admission_claim.sql):
+-- (claim_lease below; claim_open and claim_pick in claim_stages.sql, claim_room in claim_room.sql,
+-- claim_take_keys in claim_keys.sql, the single-consumer restore in claim_single_consumer.sql, and
+-- admission's in admission_claim.sql):
 --   0, 1. claim_open: the drain's invocation lease and its single-consumer queue leases; which
 --      of the drain's queues it may serve now; whether any of them is gated (a global cap, or
 --      admission partitions). When none is, the plain path: claim_open also does stage 4, in the
