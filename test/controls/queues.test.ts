@@ -223,6 +223,34 @@ test("single active consumer: a dead holder's job with no attempt left is dead-l
   expect(await env!.sql(`SELECT id FROM $schema.jobs`)).toEqual([])
 })
 
+test('single active consumer: a job of steps that sleeps gives up its place until it wakes; the jobs after it run', async () => {
+  const order: string[] = []
+  const job = defineJob({
+    name: 'ordered',
+    queue: 'sac',
+    input: z.object({ n: z.number() }),
+    run: async ({ n }, ctx) => {
+      order.push(`start ${n}`)
+      if (n === 0) {
+        await ctx.step('before', () => 1)
+        await ctx.sleep('a while', '1h')
+      }
+      order.push(`end ${n}`)
+    },
+  })
+  env = await makeSluice({ jobs: [job], queues: { sac: { singleActiveConsumer: true } } })
+  await env.sluice.enqueueMany(job, [{ n: 0 }, { n: 1 }, { n: 2 }])
+  expect(await env.sluice.drain({ concurrency: 1 })).toMatchObject({ completed: 2, stoppedBy: 'empty' })
+  // The sleep ended job 0's run; the queue went on with the jobs after it.
+  expect(order).toEqual(['start 0', 'start 1', 'end 1', 'start 2', 'end 2'])
+  // An hour later (the sleep's end moved to now), it runs again ahead of a job enqueued after it woke.
+  await env.sql(`UPDATE $schema.job_steps SET wake_at = now() - interval '1 ms' WHERE wake_at IS NOT NULL`)
+  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms'`)
+  await env.sluice.enqueue(job, { n: 3 })
+  expect(await env.sluice.drain({ concurrency: 1 })).toMatchObject({ completed: 2, stoppedBy: 'empty' })
+  expect(order.slice(5)).toEqual(['start 0', 'end 0', 'start 3', 'end 3'])
+})
+
 test('consumer priority: a lower-priority drain skips a queue a higher-priority one is serving', async () => {
   const job = defineJob({ name: 'prio', queue: 'shared', input: z.object({}), run: () => {} })
   env = await makeSluice({ jobs: [job] })
