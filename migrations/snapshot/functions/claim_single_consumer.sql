@@ -10,8 +10,8 @@ DECLARE
   n integer;
 BEGIN
   UPDATE :SLUICE_SCHEMA.jobs j
-  SET run_at = j.place_at, place_at = NULL, lease_token = NULL, leased_by = NULL
-  WHERE j.queue = p_queue AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.place_at IS NOT NULL
+  SET run_at = coalesce(j.place_at, j.enqueued_at), place_at = NULL, lease_token = NULL, leased_by = NULL
+  WHERE j.queue = p_queue AND j.lease_token IS NOT NULL AND j.run_at <= now()
     -- One with no attempt left stays as it is, for maintenance to dead-letter (bury_exhausted).
     AND j.attempts < j.max_attempts;
   GET DIAGNOSTICS n = ROW_COUNT;
