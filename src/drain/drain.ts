@@ -62,7 +62,13 @@ class Drain {
     this.pipeline = new Pipeline(s, this.claims)
     this.runtime = {
       ...subscriberRuntime(s.db, s.t),
-      steps: { db: s.db, t: s.t, jobs: s.config.jobs, maxPayloadBytes: s.config.maxPayloadBytes },
+      steps: {
+        db: s.db,
+        t: s.t,
+        jobs: s.config.jobs,
+        maxPayloadBytes: s.config.maxPayloadBytes,
+        wake: s.config.wake,
+      },
     }
   }
 

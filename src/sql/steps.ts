@@ -125,7 +125,19 @@ export function invokeChild(
   t: string,
   parent: { jobId: string; token: string; seq: number; name: string },
   child: NewJob,
+  /** Given: the same statement says whether to wake the child's queue (see withWake). */
+  wakeDebounceMs?: number,
 ): Statement {
+  const wake =
+    wakeDebounceMs === undefined
+      ? ''
+      : `, seed AS (
+  INSERT INTO ${t}.wakeups (queue, last_at) SELECT $5, now() FROM child ON CONFLICT (queue) DO NOTHING RETURNING 1
+), bump AS (
+  UPDATE ${t}.wakeups SET last_at = now()
+  WHERE queue = $5 AND last_at < now() - $13::bigint * interval '1 millisecond' AND EXISTS (SELECT 1 FROM child)
+  RETURNING 1
+)`
   return {
     text: `WITH parent AS (
   UPDATE ${t}.jobs SET waiting = coalesce(waiting, 0) + 1
@@ -141,8 +153,8 @@ export function invokeChild(
   INSERT INTO ${t}.job_steps (job_id, seq, name, kind, state, child_id)
   SELECT parent_id, $3, $4, 'invoke', 'waiting', id FROM child
   RETURNING child_id
-)
-SELECT child_id::text AS child_id FROM step`,
+)${wake}
+SELECT child_id::text AS child_id${wake ? ', (EXISTS (SELECT 1 FROM seed) OR EXISTS (SELECT 1 FROM bump)) AS wake' : ''} FROM step`,
     values: [
       parent.jobId,
       parent.token,
@@ -156,6 +168,7 @@ SELECT child_id::text AS child_id FROM step`,
       child.runAt?.toISOString() ?? null,
       child.delayMs,
       child.traceContext ?? null,
+      ...(wakeDebounceMs === undefined ? [] : [wakeDebounceMs]),
     ],
   }
 }

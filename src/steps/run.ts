@@ -15,6 +15,7 @@ import {
   waitForEvent as waitForEventSql,
   waitTimedOut,
 } from '../sql/steps.js'
+import { type WakeOptions, wakeSoon } from '../wake/send.js'
 import {
   ChildJobFailedError,
   LeaseLostError,
@@ -29,6 +30,8 @@ export interface StepDeps {
   t: string
   jobs: ReadonlyMap<string, AnyJob>
   maxPayloadBytes: number
+  /** Wakes an invoked child's queue, as an enqueue does; absent, nobody is woken. */
+  wake?: Readonly<WakeOptions>
 }
 
 /** Thrown into a run that suspends: the drain settles the job as suspended, not as failed. */
@@ -372,10 +375,21 @@ export class StepRun {
             'admission policy, which invoked children do not support yet. Enqueue it, and wait for an event it publishes.',
         )
       }
-      const { rows } = await this.deps.db.query<{ child_id: string }>(
-        invokeChild(this.deps.t, { jobId: this.job.id, token: this.job.token, seq, name: id }, row),
+      // A child due now wakes its queue's drains, as an enqueue does: it may be served by other
+      // drains than this one.
+      const wake = this.deps.wake
+      const due = row.runAt ? row.runAt.getTime() <= Date.now() : row.delayMs === 0
+      const debounceMs = wake?.onEnqueue && wake.url !== undefined && due ? wake.debounceMs : undefined
+      const { rows } = await this.deps.db.query<{ child_id: string; wake?: boolean }>(
+        invokeChild(
+          this.deps.t,
+          { jobId: this.job.id, token: this.job.token, seq, name: id },
+          row,
+          debounceMs,
+        ),
       )
       if (rows.length === 0) throw new LeaseLostError(id)
+      if (wake && rows[0]?.wake === true) wakeSoon(wake, row.queue)
       return { wait: true }
     })
     if ('value' in outcome) return outcome.value

@@ -2,8 +2,7 @@ import type { Queryable } from '../db/types.js'
 import { type EnqueueResult, insert } from '../jobs/enqueue.js'
 import type { NewJob } from '../sql/enqueue.js'
 import { withWake } from '../sql/wake.js'
-import { trackWakeup } from './pending.js'
-import { type WakeOptions, wake } from './send.js'
+import { type WakeOptions, wakeSoon } from './send.js'
 
 /**
  * Writes the jobs (one statement) and, when this opened a new debounce window for a queue
@@ -27,7 +26,6 @@ export async function enqueueAndWake(
     rows,
     check ? (statement) => withWake(t, statement, queue, options.debounceMs) : undefined,
   )
-  // Tracked, so that the platform entry point can see it out before the function freezes.
-  if (open && queue && options.url) void trackWakeup(options.url, wake(options, queue))
+  if (open && queue) wakeSoon(options, queue)
   return results
 }

@@ -1,4 +1,5 @@
 import { sign } from '../crypto/signature.js'
+import { trackWakeup } from './pending.js'
 
 export interface WakeOptions {
   /** The drain endpoint (`POST`), e.g. https://example.com/api/drain. Default SLUICE_DRAIN_URL. */
@@ -16,6 +17,14 @@ export interface WakeOptions {
   jobsPerDrain: number
   /** Keeps the process alive for the request (Vercel's or Cloudflare's waitUntil). */
   waitUntil: ((promise: Promise<unknown>) => void) | undefined
+}
+
+/**
+ * wake() for one drain of `queue`, without waiting, tracked until its request has left
+ * (./pending.ts): the platform entry point sees it out before the function can be frozen.
+ */
+export function wakeSoon(options: Readonly<WakeOptions>, queue: string): void {
+  if (options.url) void trackWakeup(options.url, wake(options, queue))
 }
 
 export const WAKE_DEFAULTS = { debounceMs: 1_000, timeoutMs: 1_500, maxParallel: 4, jobsPerDrain: 200 }

@@ -124,3 +124,37 @@ test('publish wakes the queues of the matched subscribers, once per debounce win
   await Promise.all(pending)
   expect(endpoint.wakes.flatMap((w) => w.queues).sort()).toEqual(['billing', 'billing', 'mail'])
 })
+
+test("ctx.invoke wakes the child's queue, once per debounce window", async () => {
+  const endpoint = await drainEndpoint()
+  const pending: Promise<unknown>[] = []
+  const child = defineJob({
+    name: 'child',
+    queue: 'children',
+    input: z.object({ n: z.number() }),
+    run: () => {},
+  })
+  const parent = defineJob({
+    name: 'parent',
+    queue: 'parents',
+    input: z.object({ n: z.number() }),
+    run: async ({ n }, ctx) => {
+      await ctx.invoke('one', child, { n })
+    },
+  })
+  env = await makeSluice({
+    jobs: [parent, child],
+    wake: { url: endpoint.url, secret: SECRET, debounceMs: 60_000, waitUntil: (p) => void pending.push(p) },
+  })
+  await env.sluice.enqueueMany(parent, [{ n: 1 }, { n: 2 }])
+  await Promise.all(pending)
+  expect(endpoint.wakes).toEqual([{ queues: ['parents'] }])
+  // A drain of the parents' queue only: the children wait for another drain, which is woken once.
+  expect(await env.sluice.drain({ queues: ['parents'] })).toMatchObject({ claimed: 2 })
+  await Promise.all(pending)
+  expect(endpoint.wakes).toEqual([{ queues: ['parents'] }, { queues: ['children'] }])
+  expect(endpoint.rejected).toBe(0)
+  expect(await env.sql(`SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'children'`)).toEqual([
+    { n: 2 },
+  ])
+})

@@ -7,8 +7,10 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
+import { exampleSubscribers } from '../../examples/jobs.js'
 import { setup } from '../../examples/schema.js'
 import { build } from '../../scripts/build.js'
+import { createSluice } from '../../src/index.js'
 import { root } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 import { httpEventV2, scheduledEvent } from '../helpers/lambda.js'
@@ -175,6 +177,48 @@ describe('the packaged handlers, with the events Lambda delivers', () => {
           ['POST', ['emails']],
         ])
         expect(drain.received[0]!.headers['sluice-signature']).toBeDefined()
+      } finally {
+        invocation.child.kill('SIGKILL')
+      }
+    } finally {
+      await drain.close()
+    }
+  })
+
+  test("api: a publish wakes its subscribers' drains before the function can be frozen", async () => {
+    // The example's subscriptions, as its `sluice migrate` records them.
+    const app = createSluice({
+      database: databaseUrl,
+      schema: env.schema,
+      jobs: [],
+      subscribers: Object.values(exampleSubscribers()),
+    })
+    await app.syncSubscriptions()
+    await app.close()
+    const drain = await startDrainStub()
+    try {
+      const body = JSON.stringify({ payload: { orderId: 'o_1', customer: 'ada@example.com', total: 42 } })
+      const invocation = invokeLocal(
+        'dist/functions/aws/api.handler',
+        httpEventV2('POST', '/events/orders.created', {
+          body,
+          headers: { authorization: `Bearer ${SECRET}` },
+        }),
+        {
+          cwd: join(dir, 'run/api'),
+          env: functionEnv('api', { SLUICE_DRAIN_URL: drain.url }),
+          stopOnReturn: true,
+        },
+      )
+      try {
+        const result = (await invocation.result) as { statusCode: number; body: string }
+        expect(result.statusCode, invocation.stderr()).toBe(202)
+        await waitStopped(invocation.child)
+        await vi.waitFor(() => expect(drain.received).toHaveLength(2), { timeout: 5_000, interval: 20 })
+        expect(drain.received.map((r) => JSON.parse(r.body).queues[0]).sort()).toEqual([
+          'events',
+          'fulfilment',
+        ])
       } finally {
         invocation.child.kill('SIGKILL')
       }
