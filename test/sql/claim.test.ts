@@ -232,6 +232,11 @@ describe('claim: single consumer', () => {
     const after = await s.rows.ready({ queue: 'serial' })
     expect(await claimed({ queues: ['serial'] })).toEqual([])
     await s.sql(`UPDATE $t.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [running.id])
+    // The claim that finds the job's lease ran out puts it back in its place (a job leased before
+    // places were kept goes back at its enqueue time) and asks for another claim, which takes both.
+    expect(await claimRows({ queues: ['serial'] })).toEqual([
+      expect.objectContaining({ id: null, more: true }),
+    ])
     expect(sorted(await claimed({ queues: ['serial'] }))).toEqual(sorted([running, after]))
   })
 })
