@@ -15,7 +15,7 @@ import { root } from '../helpers/build.js'
 import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
 import { httpEventV2, scheduledEvent } from '../helpers/lambda.js'
 import { unzip, zipEntries } from '../helpers/zip.js'
-import { invokeLocal, OFFLINE_ENV, run, startDrainStub, waitStopped } from './support.js'
+import { invokeLocal, OFFLINE_ENV, type Received, run, startDrainStub, waitStopped } from './support.js'
 
 // What a user has in their shell when they package: these must not reach the template.
 const CANARY_URL = 'postgres://sluice:plaintext-canary-password@db.example.com/app'
@@ -152,37 +152,48 @@ describe('serverless.yml, packaged', () => {
   })
 })
 
+/**
+ * POSTs `body` to `path` of the packaged api handler, stopped (as Lambda freezes it) the moment
+ * it returns, and answers its status code and the requests a drain stub received once `expected`
+ * of them arrived: whatever the handler had not sent by the freeze stays unsent, so a request
+ * that arrives while it is stopped left before the freeze.
+ */
+async function frozenApiCall(
+  path: string,
+  body: string,
+  expected: number,
+): Promise<{ statusCode: number; received: Received[] }> {
+  const drain = await startDrainStub()
+  try {
+    const invocation = invokeLocal(
+      'dist/functions/aws/api.handler',
+      httpEventV2('POST', path, { body, headers: { authorization: `Bearer ${SECRET}` } }),
+      {
+        cwd: join(dir, 'run/api'),
+        env: functionEnv('api', { SLUICE_DRAIN_URL: drain.url }),
+        stopOnReturn: true,
+      },
+    )
+    try {
+      const result = (await invocation.result) as { statusCode: number; body: string }
+      expect(result.statusCode, invocation.stderr()).toBe(202)
+      await waitStopped(invocation.child)
+      await vi.waitFor(() => expect(drain.received).toHaveLength(expected), { timeout: 5_000, interval: 20 })
+      return { statusCode: result.statusCode, received: drain.received }
+    } finally {
+      invocation.child.kill('SIGKILL')
+    }
+  } finally {
+    await drain.close()
+  }
+}
+
 describe('the packaged handlers, with the events Lambda delivers', () => {
   test('api: an enqueue wakes the drain before the function can be frozen', async () => {
-    const drain = await startDrainStub()
-    try {
-      const body = JSON.stringify({ input: { userId: 'u1', email: 'u1@example.com' } })
-      const invocation = invokeLocal(
-        'dist/functions/aws/api.handler',
-        httpEventV2('POST', '/jobs/welcome-email', { body, headers: { authorization: `Bearer ${SECRET}` } }),
-        {
-          cwd: join(dir, 'run/api'),
-          env: functionEnv('api', { SLUICE_DRAIN_URL: drain.url }),
-          stopOnReturn: true,
-        },
-      )
-      try {
-        const result = (await invocation.result) as { statusCode: number; body: string }
-        expect(result.statusCode, invocation.stderr()).toBe(202)
-        // Frozen the moment the handler returned: whatever it had not sent by then stays unsent,
-        // so a request that arrives while it is stopped left before the freeze.
-        await waitStopped(invocation.child)
-        await vi.waitFor(() => expect(drain.received).toHaveLength(1), { timeout: 5_000, interval: 20 })
-        expect(drain.received.map((r) => [r.method, JSON.parse(r.body).queues])).toEqual([
-          ['POST', ['emails']],
-        ])
-        expect(drain.received[0]!.headers['sluice-signature']).toBeDefined()
-      } finally {
-        invocation.child.kill('SIGKILL')
-      }
-    } finally {
-      await drain.close()
-    }
+    const body = JSON.stringify({ input: { userId: 'u1', email: 'u1@example.com' } })
+    const { received } = await frozenApiCall('/jobs/welcome-email', body, 1)
+    expect(received.map((r) => [r.method, JSON.parse(r.body).queues])).toEqual([['POST', ['emails']]])
+    expect(received[0]!.headers['sluice-signature']).toBeDefined()
   })
 
   test("api: a publish wakes its subscribers' drains before the function can be frozen", async () => {
@@ -195,36 +206,9 @@ describe('the packaged handlers, with the events Lambda delivers', () => {
     })
     await app.syncSubscriptions()
     await app.close()
-    const drain = await startDrainStub()
-    try {
-      const body = JSON.stringify({ payload: { orderId: 'o_1', customer: 'ada@example.com', total: 42 } })
-      const invocation = invokeLocal(
-        'dist/functions/aws/api.handler',
-        httpEventV2('POST', '/events/orders.created', {
-          body,
-          headers: { authorization: `Bearer ${SECRET}` },
-        }),
-        {
-          cwd: join(dir, 'run/api'),
-          env: functionEnv('api', { SLUICE_DRAIN_URL: drain.url }),
-          stopOnReturn: true,
-        },
-      )
-      try {
-        const result = (await invocation.result) as { statusCode: number; body: string }
-        expect(result.statusCode, invocation.stderr()).toBe(202)
-        await waitStopped(invocation.child)
-        await vi.waitFor(() => expect(drain.received).toHaveLength(2), { timeout: 5_000, interval: 20 })
-        expect(drain.received.map((r) => JSON.parse(r.body).queues[0]).sort()).toEqual([
-          'events',
-          'fulfilment',
-        ])
-      } finally {
-        invocation.child.kill('SIGKILL')
-      }
-    } finally {
-      await drain.close()
-    }
+    const body = JSON.stringify({ payload: { orderId: 'o_1', customer: 'ada@example.com', total: 42 } })
+    const { received } = await frozenApiCall('/events/orders.created', body, 2)
+    expect(received.map((r) => JSON.parse(r.body).queues[0]).sort()).toEqual(['events', 'fulfilment'])
   })
 
   test('drain: a function URL POST drains the queue', async () => {
