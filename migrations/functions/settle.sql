@@ -14,6 +14,11 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(
   bigint[], uuid[], text[], bigint[], bigint[], bigint[],
   bigint[], uuid[], text[], text[], text[], bigint[], boolean[], timestamptz[], bigint[], bigint[], bigint[], bigint[],
   bigint[], uuid[], timestamptz[], text, boolean, text[]);
+-- Its result gained `resumed`: the same arguments, dropped to change it.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle(
+  bigint[], uuid[], text[], bigint[], bigint[], bigint[], text[],
+  bigint[], uuid[], text[], text[], text[], bigint[], boolean[], timestamptz[], bigint[], bigint[], bigint[], bigint[],
+  bigint[], uuid[], timestamptz[], text, boolean, text[]);
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
   p_ok_id bigint[], p_ok_token uuid[], p_ok_status text[], p_ok_duration_ms bigint[], p_ok_wait_ms bigint[],
@@ -24,7 +29,8 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(
   p_back_id bigint[], p_back_token uuid[], p_back_due_at timestamptz[],
   p_invocation text, p_finish boolean, p_queues text[]
 )
-RETURNS TABLE (completed integer, retried integer, dead integer, handed_back integer, ready integer)
+-- resumed: the queues of parents that the ends of their invoked children made due (null when none).
+RETURNS TABLE (completed integer, retried integer, dead integer, handed_back integer, ready integer, resumed text[])
 LANGUAGE plpgsql
 -- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
 SET jit = off
@@ -43,6 +49,7 @@ DECLARE
   v_ko_admission jsonb;
   v_children jsonb := '[]';
   v_ko_children jsonb;
+  v_resumed text[];
 BEGIN
   -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
   -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
@@ -79,7 +86,7 @@ BEGIN
 
   -- Jobs a parent invoked (ctx.invoke): their ends resolve its steps, and the last one wakes it.
   IF jsonb_array_length(v_children) > 0 THEN
-    PERFORM :SLUICE_SCHEMA.steps_children_ended(v_children);
+    v_resumed := :SLUICE_SCHEMA.steps_children_ended(v_children);
   END IF;
 
   -- Admission policies: adaptive caps and "slow down" requests, per partition.
@@ -95,6 +102,6 @@ BEGIN
     v_ready := :SLUICE_SCHEMA.settle_finish(p_invocation, p_queues);
   END IF;
 
-  RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready;
+  RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready, v_resumed;
 END
 $fn$;

@@ -1,17 +1,23 @@
 -- Invoked jobs (ctx.invoke, docs/steps.md): a child's end resolves its parent's step. The child and
 -- its step are written by the invoke statement (src/sql/steps.ts invokeChild).
 
+-- It returned nothing before it named the queues of the parents it made due.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.steps_children_ended(jsonb);
+
 -- Jobs a parent invoked (ctx.invoke) that ended: each resolves its step in the parent (completed
 -- with the child's result, or failed with its last error) and the parent is woken once its last
--- open wait resolves. p_children holds child_end's records (common.sql).
+-- open wait resolves. p_children holds child_end's records (common.sql). Returns the queues of
+-- the parents it made due (null when none), for the settle to pass on: their drains may need a
+-- wake-up.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.steps_children_ended(p_children jsonb)
-RETURNS void
+RETURNS text[]
 LANGUAGE plpgsql
 SET jit = off
 AS $fn$
 #variable_conflict use_column
 DECLARE
   v_jobs bigint[];
+  v_queues text[];
 BEGIN
   WITH r AS (
     SELECT c.child_id, c.parent_id, c.ok, c.result, c.error
@@ -26,7 +32,8 @@ BEGIN
   )
   SELECT array_agg(job_id) INTO v_jobs FROM resolved;
   IF v_jobs IS NOT NULL THEN
-    PERFORM count(*) FROM :SLUICE_SCHEMA.steps_resolved(v_jobs);
+    SELECT array_agg(r.queue ORDER BY r.queue) INTO v_queues FROM :SLUICE_SCHEMA.steps_resolved(v_jobs) r;
   END IF;
+  RETURN v_queues;
 END
 $fn$;

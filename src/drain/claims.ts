@@ -8,6 +8,8 @@ import {
   settle,
   settleAndClaim,
 } from '../sql/index.js'
+import { wakeWindows } from '../sql/wake.js'
+import { wakeSoon } from '../wake/send.js'
 import { emptyBatch } from './batch.js'
 import { DURATIONS_SAMPLE, DURATIONS_WINDOW_MS } from './budget.js'
 import { type Claimed, claimedFrom, tally } from './claimed.js'
@@ -68,7 +70,7 @@ export class Claims {
         settleAndClaim(s.t, batch, s.claimParams(next, false)),
       )
       this.network.record(sent, rows[0]!.server_ms)
-      tally(s.summary, batch, rows[0]!)
+      tally(s.summary, batch, rows[0]!, s.resumedInto(false))
       return { ...claimedFrom(rows), serverMs: rows[0]!.server_ms }
     } catch (error) {
       if (!isTransient(error)) throw error
@@ -80,7 +82,7 @@ export class Claims {
         s.settleUntil,
         s.retried,
       )
-      tally(s.summary, batch, rows[0]!)
+      tally(s.summary, batch, rows[0]!, s.resumedInto(false))
       return undefined
     }
   }
@@ -129,6 +131,24 @@ export class Claims {
       s.settleUntil,
       s.retried,
     )
-    tally(s.summary, s.unsettled, rows[0]!)
+    tally(s.summary, s.unsettled, rows[0]!, s.resumedInto(true))
+    await this.wakeResumed()
+  }
+
+  /**
+   * Wakes the drains of the queues whose parents this drain's settles made due and that it will not
+   * run itself, as an enqueue wakes its queue's (one statement marks their debounce windows). A
+   * failed wake-up fails nothing: maintenance wakes a queue with due jobs.
+   */
+  private async wakeResumed(): Promise<void> {
+    const s = this.s
+    const wake = s.config.wake
+    if (s.resumed.size === 0 || !wake.onEnqueue || wake.url === undefined) return
+    try {
+      const { rows } = await s.db.query<{ queue: string }>(wakeWindows(s.t, [...s.resumed], wake.debounceMs))
+      for (const row of rows) wakeSoon(wake, row.queue)
+    } catch {
+      // Left to maintenance.
+    }
   }
 }

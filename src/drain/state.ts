@@ -43,6 +43,11 @@ export class DrainState {
   unsettled: Batch = emptyBatch()
   /** A statement that claimed failed with its connection: it may have committed, its jobs unknown. */
   claimLost = false
+  /**
+   * Queues of parents that this drain's settles made due (their last invoked child ended) and that
+   * it will not run itself: not among its queues, or made due by its last settle.
+   */
+  readonly resumed = new Set<string>()
   /** The jobs of the batch about to run. */
   rows: ClaimedRow[] = []
   /** The latest claim: what it asked for and what it got. */
@@ -127,6 +132,11 @@ export class DrainState {
       this.options.batchSize ??
       this.durations.batchSize(this.jobNames, this.concurrency, this.batchSize, this.deadline - Date.now())
     return { limit: Math.min(size, this.maxJobs), defer: [] }
+  }
+
+  /** Where a settle's resumed parents' queues go (see tally). */
+  resumedInto(final: boolean): { queues: readonly string[]; into: Set<string>; final: boolean } {
+    return { queues: this.queues, into: this.resumed, final }
   }
 
   /** The claim statement's parameters; the first claim also relays pending outbox entries, when the budget allows. */

@@ -66,6 +66,8 @@ export interface SettleRow {
   ready: number | null
   /** With `finish.sweep`: how many of handed_back were jobs a lost claim had taken. */
   swept?: number
+  /** The queues of parents that the ends of their invoked children made due; null when none. */
+  resumed: string[] | null
 }
 
 export const READY_CAP = 1000
@@ -107,7 +109,7 @@ export function settleAndClaim(t: string, s: SettleParams, c: ClaimParams): Stat
   const { cte, call, values } = settleParts(t, s)
   const source = claimSource(t, c, values.length)
   return {
-    text: `${cte}SELECT s.completed, s.retried, s.dead, s.handed_back, s.ready, k.*,
+    text: `${cte}SELECT s.completed, s.retried, s.dead, s.handed_back, s.ready, s.resumed, k.*,
   (extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS server_ms
 FROM ${call} s
 LEFT JOIN LATERAL (SELECT c.* FROM ${source.text} WHERE s.completed IS NOT NULL) k ON true`,

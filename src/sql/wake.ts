@@ -24,6 +24,26 @@ SELECT enq.*, (EXISTS (SELECT 1 FROM seed) OR EXISTS (SELECT 1 FROM bump)) AS wa
   }
 }
 
+/**
+ * Of `queues`, those whose debounce window this opens (as withWake does for an enqueue's queue),
+ * each window marked: the queues to wake.
+ */
+export function wakeWindows(schema: string, queues: readonly string[], debounceMs: number): Statement {
+  return {
+    text: `WITH q AS (
+  SELECT DISTINCT unnest($1::text[]) AS queue
+), seed AS (
+  INSERT INTO ${schema}.wakeups (queue, last_at) SELECT queue, now() FROM q ON CONFLICT (queue) DO NOTHING RETURNING queue
+), bump AS (
+  UPDATE ${schema}.wakeups w SET last_at = now()
+  FROM q WHERE w.queue = q.queue AND w.last_at < now() - $2::bigint * interval '1 millisecond'
+  RETURNING w.queue
+)
+SELECT queue FROM seed UNION SELECT queue FROM bump`,
+    values: [queues, debounceMs],
+  }
+}
+
 /** Due backlog per queue (plain jobs, and admissible policy jobs), counted up to `cap`, for queues with any. */
 export function readyBacklog(t: string, queues: readonly string[], cap: number): Statement {
   return {

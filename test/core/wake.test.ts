@@ -158,3 +158,47 @@ test("ctx.invoke wakes the child's queue, once per debounce window", async () =>
     { n: 2 },
   ])
 })
+
+test("a parent that its last child's end makes due wakes its queue's drains", async () => {
+  const endpoint = await drainEndpoint()
+  const pending: Promise<unknown>[] = []
+  const child = defineJob({ name: 'child', queue: 'children', input: z.object({}), run: () => {} })
+  const parent = defineJob({
+    name: 'parent',
+    queue: 'parents',
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.invoke('one', child, {})
+    },
+  })
+  env = await makeSluice({
+    jobs: [parent, child],
+    wake: { url: endpoint.url, secret: SECRET, debounceMs: 60_000, waitUntil: (p) => void pending.push(p) },
+  })
+  const woken = async (): Promise<string[]> => {
+    await Promise.all(pending)
+    const queues = endpoint.wakes.flatMap((w) => w.queues)
+    endpoint.wakes.length = 0
+    // Every window over, as if a minute had passed.
+    await env!.sql(`UPDATE $schema.wakeups SET last_at = now() - interval '2 minutes'`)
+    return queues
+  }
+  // A drain runs the parent, which invokes its child and suspends: the child's queue is woken. The
+  // drain that runs the child makes the parent due with its last settle: the parents' queue is woken.
+  await env.sluice.enqueue(parent, {})
+  expect(await woken()).toEqual(['parents'])
+  expect(await env.sluice.drain()).toMatchObject({ claimed: 1, completed: 0 })
+  expect(await woken()).toEqual(['children'])
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+  expect(await woken()).toEqual(['parents'])
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+
+  // Drains of one queue each: the children's drain wakes the parents' queue.
+  await env.sluice.enqueue(parent, {})
+  expect(await woken()).toEqual(['parents'])
+  expect(await env.sluice.drain({ queues: ['parents'] })).toMatchObject({ claimed: 1, completed: 0 })
+  expect(await woken()).toEqual(['children'])
+  expect(await env.sluice.drain({ queues: ['children'] })).toMatchObject({ completed: 1 })
+  expect(await woken()).toEqual(['parents'])
+  expect(await env.sluice.drain({ queues: ['parents'] })).toMatchObject({ completed: 1 })
+})

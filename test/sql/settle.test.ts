@@ -119,6 +119,36 @@ describe('settle: completions', () => {
   })
 })
 
+describe('settle: invoked children', () => {
+  it('names the queue of a parent once its last child has ended, and nothing before', async () => {
+    const parent = await s.rows.job({ name: 'flow', queue: 'flows', dueInMs: 3_600_000 })
+    const children = [
+      await s.rows.leased(INV, { queue: 'work' }),
+      await s.rows.leased(INV, { queue: 'work' }),
+    ]
+    await s.sql('UPDATE $t.jobs SET waiting = 2 WHERE id = $1', [parent.id])
+    for (const [seq, child] of children.entries()) {
+      await s.sql('UPDATE $t.jobs SET parent_id = $1 WHERE id = $2', [parent.id, child.id])
+      await s.sql(
+        `INSERT INTO $t.job_steps (job_id, seq, name, kind, state, child_id) VALUES ($1, $2, $3, 'invoke', 'waiting', $4)`,
+        [parent.id, seq, `child-${seq}`, child.id],
+      )
+    }
+    expect(await settled({ completions: [done(children[0]!)] })).toMatchObject({
+      completed: 1,
+      resumed: null,
+    })
+    expect(await settled({ failures: [fail(children[1]!, { final: true })] })).toMatchObject({
+      dead: 1,
+      resumed: ['flows'],
+    })
+    const [due] = await s.sql<{ due: boolean }>('SELECT run_at <= now() AS due FROM $t.jobs WHERE id = $1', [
+      parent.id,
+    ])
+    expect(due).toEqual({ due: true })
+  })
+})
+
 describe('settle: failures', () => {
   it('reschedules a failure after its backoff, with the error in its history', async () => {
     const job = await s.rows.leased(INV, { attempts: 2, errors: [{ attempt: 1, message: 'first' }] })

@@ -2,7 +2,7 @@
 -- The functions migrations/functions/settle.sql creates.
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle(p_ok_id bigint[], p_ok_token uuid[], p_ok_status text[], p_ok_duration_ms bigint[], p_ok_wait_ms bigint[], p_ok_lag_ms bigint[], p_ok_result text[], p_ko_id bigint[], p_ko_token uuid[], p_ko_error_name text[], p_ko_error_message text[], p_ko_error_code text[], p_ko_delay_ms bigint[], p_ko_final boolean[], p_ko_keep_place timestamp with time zone[], p_ko_duration_ms bigint[], p_ko_wait_ms bigint[], p_ko_lag_ms bigint[], p_ko_slow_down_ms bigint[], p_back_id bigint[], p_back_token uuid[], p_back_due_at timestamp with time zone[], p_invocation text, p_finish boolean, p_queues text[])
- RETURNS TABLE(completed integer, retried integer, dead integer, handed_back integer, ready integer)
+ RETURNS TABLE(completed integer, retried integer, dead integer, handed_back integer, ready integer, resumed text[])
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
@@ -20,6 +20,7 @@ DECLARE
   v_ko_admission jsonb;
   v_children jsonb := '[]';
   v_ko_children jsonb;
+  v_resumed text[];
 BEGIN
   -- A drain's last settle, sent on its own: lost in a crash, its jobs run again after their
   -- leases (at-least-once), so its commit does not wait for the WAL flush. A settle sent with
@@ -56,7 +57,7 @@ BEGIN
 
   -- Jobs a parent invoked (ctx.invoke): their ends resolve its steps, and the last one wakes it.
   IF jsonb_array_length(v_children) > 0 THEN
-    PERFORM :SLUICE_SCHEMA.steps_children_ended(v_children);
+    v_resumed := :SLUICE_SCHEMA.steps_children_ended(v_children);
   END IF;
 
   -- Admission policies: adaptive caps and "slow down" requests, per partition.
@@ -72,6 +73,6 @@ BEGIN
     v_ready := :SLUICE_SCHEMA.settle_finish(p_invocation, p_queues);
   END IF;
 
-  RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready;
+  RETURN QUERY SELECT v_completed, v_retried, v_dead, v_back, v_ready, v_resumed;
 END
 $function$;

@@ -2,13 +2,14 @@
 -- The functions migrations/functions/step_children.sql creates.
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.steps_children_ended(p_children jsonb)
- RETURNS void
+ RETURNS text[]
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 DECLARE
   v_jobs bigint[];
+  v_queues text[];
 BEGIN
   WITH r AS (
     SELECT c.child_id, c.parent_id, c.ok, c.result, c.error
@@ -23,7 +24,8 @@ BEGIN
   )
   SELECT array_agg(job_id) INTO v_jobs FROM resolved;
   IF v_jobs IS NOT NULL THEN
-    PERFORM count(*) FROM :SLUICE_SCHEMA.steps_resolved(v_jobs);
+    SELECT array_agg(r.queue ORDER BY r.queue) INTO v_queues FROM :SLUICE_SCHEMA.steps_resolved(v_jobs) r;
   END IF;
+  RETURN v_queues;
 END
 $function$;
