@@ -65,17 +65,19 @@ export function claimedFrom(rows: readonly (ClaimRow | SettleAndClaimRow)[]): Cl
 }
 
 /**
- * Adds what one settle did to the summary, and to `resumed` the queues of parents it made due that
- * the drain will not run: all of them after its last settle (`final`), else those it does not serve.
+ * Of the queues of the parents a settle made due (`resumed`), those the drain that serves `queues`
+ * will not take itself: all of them after its last settle (`final`), else those it does not serve.
  */
-export function tally(
-  summary: DrainSummary,
-  batch: Batch,
-  result: SettleRow,
-  resumed: { queues: readonly string[]; into: Set<string>; final: boolean },
-): void {
-  for (const queue of result.resumed ?? [])
-    if (resumed.final || !resumed.queues.includes(queue)) resumed.into.add(queue)
+export function resumedElsewhere(
+  resumed: readonly string[] | null,
+  queues: readonly string[],
+  final: boolean,
+): string[] {
+  return (resumed ?? []).filter((queue) => final || !queues.includes(queue))
+}
+
+/** Adds what one settle did to the summary. */
+export function tally(summary: DrainSummary, batch: Batch, result: SettleRow): void {
   const matched = result.completed + result.retried + result.dead + result.handed_back - (result.swept ?? 0)
   summary.completed += result.completed - batch.expired
   summary.expired += batch.expired

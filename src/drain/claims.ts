@@ -9,7 +9,7 @@ import {
   settleAndClaim,
 } from '../sql/index.js'
 import { wakeWindows } from '../sql/wake.js'
-import { wakeSoon } from '../wake/send.js'
+import { wakeSoon, wakesOnWrite } from '../wake/send.js'
 import { emptyBatch } from './batch.js'
 import { DURATIONS_SAMPLE, DURATIONS_WINDOW_MS } from './budget.js'
 import { type Claimed, claimedFrom, tally } from './claimed.js'
@@ -70,7 +70,8 @@ export class Claims {
         settleAndClaim(s.t, batch, s.claimParams(next, false)),
       )
       this.network.record(sent, rows[0]!.server_ms)
-      tally(s.summary, batch, rows[0]!, s.resumedInto(false))
+      tally(s.summary, batch, rows[0]!)
+      s.noteResumed(rows[0]!.resumed, false)
       return { ...claimedFrom(rows), serverMs: rows[0]!.server_ms }
     } catch (error) {
       if (!isTransient(error)) throw error
@@ -82,7 +83,8 @@ export class Claims {
         s.settleUntil,
         s.retried,
       )
-      tally(s.summary, batch, rows[0]!, s.resumedInto(false))
+      tally(s.summary, batch, rows[0]!)
+      s.noteResumed(rows[0]!.resumed, false)
       return undefined
     }
   }
@@ -131,7 +133,8 @@ export class Claims {
       s.settleUntil,
       s.retried,
     )
-    tally(s.summary, s.unsettled, rows[0]!, s.resumedInto(true))
+    tally(s.summary, s.unsettled, rows[0]!)
+    s.noteResumed(rows[0]!.resumed, true)
     await this.wakeResumed()
   }
 
@@ -143,7 +146,7 @@ export class Claims {
   private async wakeResumed(): Promise<void> {
     const s = this.s
     const wake = s.config.wake
-    if (s.resumed.size === 0 || !wake.onEnqueue || wake.url === undefined) return
+    if (s.resumed.size === 0 || !wakesOnWrite(wake)) return
     try {
       const { rows } = await s.db.query<{ queue: string }>(wakeWindows(s.t, [...s.resumed], wake.debounceMs))
       for (const row of rows) wakeSoon(wake, row.queue)

@@ -5,7 +5,7 @@ import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, ClaimParams } from '../sql/index.js'
 import { type Batch, type Clock, emptyBatch, type RunJob } from './batch.js'
 import { availableMs, type DurationBook, deadlineFrom } from './budget.js'
-import type { Latest } from './claimed.js'
+import { type Latest, resumedElsewhere } from './claimed.js'
 import type { DrainOptions, DrainSummary } from './options.js'
 
 /** What the next claim asks for: how many jobs, and the names it must leave in place. */
@@ -134,9 +134,9 @@ export class DrainState {
     return { limit: Math.min(size, this.maxJobs), defer: [] }
   }
 
-  /** Where a settle's resumed parents' queues go (see tally). */
-  resumedInto(final: boolean): { queues: readonly string[]; into: Set<string>; final: boolean } {
-    return { queues: this.queues, into: this.resumed, final }
+  /** Keeps the queues of a settle's resumed parents that this drain will not take (resumedElsewhere). */
+  noteResumed(resumed: readonly string[] | null, final: boolean): void {
+    for (const queue of resumedElsewhere(resumed, this.queues, final)) this.resumed.add(queue)
   }
 
   /** The claim statement's parameters; the first claim also relays pending outbox entries, when the budget allows. */

@@ -5,7 +5,7 @@ import { PayloadTooLargeError, toIssues, ValidationError } from '../errors.js'
 import { MAX_SCHEDULE_MS } from '../jobs/define.js'
 import { assertStorable, jsonPath, jsonProblem } from '../json.js'
 import { type NewEvent, publishEvents, publishWithWake } from '../sql/publish.js'
-import { type WakeOptions, wakeSoon } from '../wake/send.js'
+import { type WakeOptions, wakeSoon, wakesOnWrite } from '../wake/send.js'
 import { assertTopic } from './topics.js'
 
 export interface PublishOptions {
@@ -117,7 +117,7 @@ export async function publishAndWake(
   options: Readonly<WakeOptions>,
   inTransaction: boolean,
 ): Promise<PublishResult> {
-  const check = options.onEnqueue && options.url !== undefined && !inTransaction && event.delayMs === 0
+  const check = wakesOnWrite(options) && !inTransaction && event.delayMs === 0
   const statement = check ? publishWithWake(t, [event], options.debounceMs) : publishEvents(t, [event])
   const { rows } = await on.query<{ queue: string; jobs: number; wake?: boolean }>(statement)
   for (const row of rows) if (row.wake === true) wakeSoon(options, row.queue)

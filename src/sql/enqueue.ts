@@ -45,6 +45,10 @@ export interface NewJob {
   traceContext?: string
 }
 
+/** Whether a job is due as soon as it is written (`now`: epoch ms): a drain could take it at once. */
+export const isDue = (job: NewJob, now: number): boolean =>
+  job.runAt ? job.runAt.getTime() <= now : job.delayMs === 0
+
 /** Whether a job needs the controlled path (locks, slots, batch counters). */
 export const isControlled = (job: NewJob): boolean =>
   job.concurrency !== undefined ||

@@ -1,4 +1,5 @@
 import type { Statement } from '../db/types.js'
+import { wakeWindowCtes } from './wake.js'
 
 /** An event ready to publish: validated, its payload serialised. */
 export interface NewEvent {
@@ -43,20 +44,14 @@ export function publishEvents(t: string, events: readonly NewEvent[]): Statement
 
 /**
  * The publish statement, also saying per queue whether to wake its drains: true for the first
- * publish or enqueue of a debounce window (as withWake does for enqueue).
+ * publish or enqueue of a debounce window (wakeWindowCtes).
  */
 export function publishWithWake(t: string, events: readonly NewEvent[], debounceMs: number): Statement {
   const inner = publishEvents(t, events)
   return {
     text: `WITH pub AS (
   ${inner.text}
-), seed AS (
-  INSERT INTO ${t}.wakeups (queue, last_at) SELECT queue, now() FROM pub ON CONFLICT (queue) DO NOTHING RETURNING queue
-), bump AS (
-  UPDATE ${t}.wakeups w SET last_at = now()
-  FROM pub WHERE w.queue = pub.queue AND w.last_at < now() - $2::bigint * interval '1 millisecond'
-  RETURNING w.queue
-)
+), ${wakeWindowCtes(t, 'pub AS source', '$2')}
 SELECT pub.queue, pub.jobs,
        (pub.queue IN (SELECT queue FROM seed) OR pub.queue IN (SELECT queue FROM bump)) AS wake
 FROM pub`,

@@ -1,5 +1,6 @@
 import type { Statement } from '../db/types.js'
 import type { NewJob } from './enqueue.js'
+import { WAKE_OPENED, wakeWindowCtes } from './wake.js'
 
 /** A step as job_steps stores it (migrations/0019_durable_steps.sql). */
 export interface StepRow {
@@ -125,19 +126,16 @@ export function invokeChild(
   t: string,
   parent: { jobId: string; token: string; seq: number; name: string },
   child: NewJob,
-  /** Given: the same statement says whether to wake the child's queue (see withWake). */
+  /** Given: the same statement says whether to wake the child's queue (wakeWindowCtes). */
   wakeDebounceMs?: number,
 ): Statement {
+  // The child's queue, once the child is written, for wakeWindowCtes.
   const wake =
     wakeDebounceMs === undefined
       ? ''
-      : `, seed AS (
-  INSERT INTO ${t}.wakeups (queue, last_at) SELECT $5, now() FROM child ON CONFLICT (queue) DO NOTHING RETURNING 1
-), bump AS (
-  UPDATE ${t}.wakeups SET last_at = now()
-  WHERE queue = $5 AND last_at < now() - $13::bigint * interval '1 millisecond' AND EXISTS (SELECT 1 FROM child)
-  RETURNING 1
-)`
+      : `, source AS (
+  SELECT $5::text AS queue FROM child
+), ${wakeWindowCtes(t, 'source', '$13')}`
   return {
     text: `WITH parent AS (
   UPDATE ${t}.jobs SET waiting = coalesce(waiting, 0) + 1
@@ -154,7 +152,7 @@ export function invokeChild(
   SELECT parent_id, $3, $4, 'invoke', 'waiting', id FROM child
   RETURNING child_id
 )${wake}
-SELECT child_id::text AS child_id${wake ? ', (EXISTS (SELECT 1 FROM seed) OR EXISTS (SELECT 1 FROM bump)) AS wake' : ''} FROM step`,
+SELECT child_id::text AS child_id${wake ? `, ${WAKE_OPENED} AS wake` : ''} FROM step`,
     values: [
       parent.jobId,
       parent.token,

@@ -1,44 +1,48 @@
 import type { Statement } from '../db/types.js'
 
 /**
+ * The two CTEs, `seed` and `bump`, that open a debounce window for each queue of `source` (a CTE
+ * or a FROM item aliased `source`, with a `queue` column) and return the queues whose window they
+ * opened: the first write of a window wakes the queue's drains. The window's row is created
+ * without a lock (DO NOTHING) and bumped only when stale, so busy queues take no row lock per
+ * write. `debounce` is the SQL of the window's length, ms.
+ */
+export function wakeWindowCtes(schema: string, source: string, debounce: string): string {
+  return `seed AS (
+  INSERT INTO ${schema}.wakeups (queue, last_at) SELECT queue, now() FROM ${source} ON CONFLICT (queue) DO NOTHING RETURNING queue
+), bump AS (
+  UPDATE ${schema}.wakeups w SET last_at = now()
+  FROM ${source} WHERE w.queue = source.queue AND w.last_at < now() - ${debounce}::bigint * interval '1 millisecond'
+  RETURNING w.queue
+)`
+}
+
+/** Whether a write's one queue opened its window (with wakeWindowCtes in the statement). */
+export const WAKE_OPENED = '(EXISTS (SELECT 1 FROM seed) OR EXISTS (SELECT 1 FROM bump))'
+
+/**
  * Wraps an enqueue statement so that the same statement also says whether to wake the
- * queue's drains: true for the first enqueue of a debounce window. The window's row is
- * created without a lock (DO NOTHING) and bumped only when stale, so busy queues take no row
- * lock per enqueue.
+ * queue's drains: true for the first enqueue of a debounce window (wakeWindowCtes).
  */
 export function withWake(schema: string, statement: Statement, queue: string, debounceMs: number): Statement {
   const q = statement.values.length + 1
-  const d = q + 1
   return {
     text: `WITH enq AS (
 ${statement.text}
-), seed AS (
-  INSERT INTO ${schema}.wakeups (queue, last_at) VALUES ($${q}, now()) ON CONFLICT (queue) DO NOTHING RETURNING 1
-), bump AS (
-  UPDATE ${schema}.wakeups SET last_at = now()
-  WHERE queue = $${q} AND last_at < now() - $${d}::bigint * interval '1 millisecond'
-  RETURNING 1
-)
-SELECT enq.*, (EXISTS (SELECT 1 FROM seed) OR EXISTS (SELECT 1 FROM bump)) AS wake FROM enq`,
+), source AS (
+  SELECT $${q}::text AS queue
+), ${wakeWindowCtes(schema, 'source', `$${q + 1}`)}
+SELECT enq.*, ${WAKE_OPENED} AS wake FROM enq`,
     values: [...statement.values, queue, debounceMs],
   }
 }
 
-/**
- * Of `queues`, those whose debounce window this opens (as withWake does for an enqueue's queue),
- * each window marked: the queues to wake.
- */
+/** Of `queues`, those whose debounce window this opens (wakeWindowCtes), each window marked: the queues to wake. */
 export function wakeWindows(schema: string, queues: readonly string[], debounceMs: number): Statement {
   return {
-    text: `WITH q AS (
+    text: `WITH source AS (
   SELECT DISTINCT unnest($1::text[]) AS queue
-), seed AS (
-  INSERT INTO ${schema}.wakeups (queue, last_at) SELECT queue, now() FROM q ON CONFLICT (queue) DO NOTHING RETURNING queue
-), bump AS (
-  UPDATE ${schema}.wakeups w SET last_at = now()
-  FROM q WHERE w.queue = q.queue AND w.last_at < now() - $2::bigint * interval '1 millisecond'
-  RETURNING w.queue
-)
+), ${wakeWindowCtes(schema, 'source', '$2')}
 SELECT queue FROM seed UNION SELECT queue FROM bump`,
     values: [queues, debounceMs],
   }

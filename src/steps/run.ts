@@ -5,7 +5,7 @@ import type { AnyJob } from '../jobs/define.js'
 import { prepare, resolveJob } from '../jobs/enqueue.js'
 import type { InvokeTarget, StepFunction, Steps, WaitedEvent, WaitForEventOptions } from '../jobs/steps.js'
 import { assertStorable } from '../json.js'
-import { isControlled } from '../sql/enqueue.js'
+import { isControlled, isDue } from '../sql/enqueue.js'
 import {
   holdLease,
   invokeChild,
@@ -15,7 +15,7 @@ import {
   waitForEvent as waitForEventSql,
   waitTimedOut,
 } from '../sql/steps.js'
-import { type WakeOptions, wakeSoon } from '../wake/send.js'
+import { type WakeOptions, wakeSoon, wakesOnWrite } from '../wake/send.js'
 import {
   ChildJobFailedError,
   LeaseLostError,
@@ -378,8 +378,7 @@ export class StepRun {
       // A child due now wakes its queue's drains, as an enqueue does: it may be served by other
       // drains than this one.
       const wake = this.deps.wake
-      const due = row.runAt ? row.runAt.getTime() <= Date.now() : row.delayMs === 0
-      const debounceMs = wake?.onEnqueue && wake.url !== undefined && due ? wake.debounceMs : undefined
+      const debounceMs = wake && wakesOnWrite(wake) && isDue(row, Date.now()) ? wake.debounceMs : undefined
       const { rows } = await this.deps.db.query<{ child_id: string; wake?: boolean }>(
         invokeChild(
           this.deps.t,

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/types.js'
 import { type EnqueueResult, insert } from '../jobs/enqueue.js'
-import type { NewJob } from '../sql/enqueue.js'
+import { isDue, type NewJob } from '../sql/enqueue.js'
 import { withWake } from '../sql/wake.js'
-import { type WakeOptions, wakeSoon } from './send.js'
+import { type WakeOptions, wakeSoon, wakesOnWrite } from './send.js'
 
 /**
  * Writes the jobs (one statement) and, when this opened a new debounce window for a queue
@@ -18,8 +18,8 @@ export async function enqueueAndWake(
 ): Promise<EnqueueResult[]> {
   const queue = rows[0]?.queue
   const now = Date.now()
-  const due = rows.some((row) => (row.runAt ? row.runAt.getTime() <= now : row.delayMs === 0))
-  const check = options.onEnqueue && options.url !== undefined && !inTransaction && due && queue !== undefined
+  const due = rows.some((row) => isDue(row, now))
+  const check = wakesOnWrite(options) && !inTransaction && due && queue !== undefined
   const { results, wake: open } = await insert(
     on,
     t,

@@ -19,6 +19,11 @@ export interface WakeOptions {
   waitUntil: ((promise: Promise<unknown>) => void) | undefined
 }
 
+/** Whether writes of due jobs (enqueue, publish, invoke, a parent made due) wake their queues' drains. */
+export function wakesOnWrite(options: Readonly<WakeOptions>): boolean {
+  return options.onEnqueue && options.url !== undefined
+}
+
 /**
  * wake() for one drain of `queue`, without waiting, tracked until its request has left
  * (./pending.ts): the platform entry point sees it out before the function can be frozen.
