@@ -1,5 +1,4 @@
 import type { Hono } from 'hono'
-import { HonoBase } from 'hono/hono-base'
 import * as z from 'zod/mini'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
@@ -9,10 +8,10 @@ import { readJson } from '../http/body.js'
 import { enqueueRoute, parseBody } from '../http/enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
+import { leanHono } from '../http/router.js'
 import { hostListSchema, jsonOnly, originListSchema, sameSite } from '../http/same-site.js'
 import { ONCE } from '../validate.js'
 import type { EdgeClient } from './client.js'
-import { StrictPatternRouter } from './router.js'
 
 export interface EnqueueAppOptions {
   /** As createApp's: bearer SLUICE_SECRET or a signed request. `false` serves it unauthenticated. */
@@ -77,7 +76,7 @@ export function createEnqueueApp(client: EdgeClient, options: EnqueueAppOptions 
   const guard = routeGuards(options.auth ?? {}, options.env ?? defaultEnv(), maxBodyBytes)
   // Hono as its default preset routes, without the default preset's routers: their size is
   // most of what hono adds to an edge bundle, and two routes need none of their speed.
-  const app: Hono = new HonoBase({ router: new StrictPatternRouter() })
+  const app = leanHono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
   app.use('*', sameSite(options))

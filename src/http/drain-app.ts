@@ -1,4 +1,4 @@
-import { type Context, Hono, type MiddlewareHandler } from 'hono'
+import type { Context, Hono, MiddlewareHandler } from 'hono'
 import * as z from 'zod/mini'
 import { callable } from '../callable.js'
 import { ConfigError, toIssues } from '../errors.js'
@@ -11,6 +11,7 @@ import { drainBodySchema } from './drain-body.js'
 import { parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, type RouteGuards, routeGuards } from './guards.js'
+import { leanHono } from './router.js'
 import { hostListSchema, jsonOnly, originListSchema, sameSite } from './same-site.js'
 
 /** What `POST /drain` needs; createApp passes its own, the lean drain app builds them. */
@@ -91,7 +92,7 @@ function leanApp(
   validAppOptions(drainAppOptionsSchema, options, what)
   const maxBodyBytes = options.maxBodyBytes ?? sluice.config.maxPayloadBytes + 4096
   const tracing = new Tracing(sluice.config.tracing)
-  const app = new Hono()
+  const app = leanHono()
   app.onError(onError(options.onError ?? defaultReporter))
   app.notFound(notFound)
   app.use('*', sameSite(options))

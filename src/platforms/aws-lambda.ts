@@ -5,11 +5,12 @@
  * as a handler returns, so each handler first sees the wake-ups it started out on the wire.
  */
 import { subscribe } from 'node:diagnostics_channel'
-import { type Context, Hono } from 'hono'
+import type { Context } from 'hono'
 import { handle, type LambdaContext } from 'hono/aws-lambda'
 import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import { type DrainAppOptions, drainApp } from '../http/drain-app.js'
+import { leanHono } from '../http/router.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
 import { markWakeupSent, pendingWakeups, wakeupsSent } from '../wake/pending.js'
@@ -98,7 +99,7 @@ export function drainHandler(sluice: Sluice, options: LambdaDrainOptions = {}) {
   const { wakeWaitMs, ...appOptions } = options
   // The drain alone: no admin API, OpenAPI or dashboard in a drain function's bundle.
   const app = drainApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })
-  const drainOnly = new Hono()
+  const drainOnly = leanHono()
   drainOnly.all('*', (c) => {
     const url = new URL(c.req.url)
     url.pathname = '/drain'

@@ -14,6 +14,7 @@ import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import { type DrainAppOptions, drainApp, maintainApp, validAppOptions } from '../http/drain-app.js'
 import { defaultReporter, notFound, onError } from '../http/errors.js'
+import { leanHono } from '../http/router.js'
 import type { Sluice } from '../sluice.js'
 import { seeWakeupsOut, vercelWaitUntil } from './wait-until.js'
 
@@ -66,12 +67,17 @@ function maxDuration(explicit: number | undefined, env: Record<string, string | 
   }
 }
 
-/** Serves `app` with each request's arrival time, and hands the wake-ups it started to waitUntil. */
+type Timed = { Variables: { sluiceStartedAt: number } }
+
+/**
+ * Serves `app` with each request's arrival time, and hands the wake-ups it started to waitUntil.
+ * `app` is a lean one unless it mounts the whole API, whose routes it then takes over.
+ */
 function serve(
   onErrorOption: AppOptions['onError'],
-  mount: (app: Hono<{ Variables: { sluiceStartedAt: number } }>) => void,
+  mount: (app: Hono<Timed>) => void,
+  app: Hono<Timed> = leanHono<Timed>(),
 ): RouteHandler {
-  const app = new Hono<{ Variables: { sluiceStartedAt: number } }>()
   app.onError(onError(onErrorOption ?? defaultReporter))
   app.notFound(notFound)
   app.use('*', async (c, next) => {
@@ -103,12 +109,16 @@ export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): Ver
   const { maxDurationMs, basePath = '/api', ...appOptions } = options
   // Read at the first request: a framework's build imports this module without the environment.
   const limit = maxDuration(maxDurationMs, options.env)
-  const handler = serve(appOptions.onError, (app) => {
-    app.route(
-      basePath.replace(/\/$/, '') || '/',
-      createApp(sluice, { ...appOptions, remainingMs: remaining(limit) }),
-    )
-  })
+  const handler = serve(
+    appOptions.onError,
+    (app) => {
+      app.route(
+        basePath.replace(/\/$/, '') || '/',
+        createApp(sluice, { ...appOptions, remainingMs: remaining(limit) }),
+      )
+    },
+    new Hono<Timed>(),
+  )
   return { GET: handler, POST: handler }
 }
 

@@ -341,6 +341,20 @@ describe('lean functions', () => {
     expect(api).toContain('openapi:"3.1')
   })
 
+  test("the drain, maintenance and edge enqueue bundles carry none of Hono's default routers", async () => {
+    // keepNames keeps the routers' class names. aws/maintain.mjs answers EventBridge: no router at all.
+    const routers = (code: string) => [...new Set(code.match(/"[A-Za-z]*Router"/g) ?? [])].sort()
+    const lean = ['aws/drain.mjs', 'vercel/drain.mjs', 'vercel/maintain.mjs', 'vercel/enqueue.js']
+    for (const fn of lean) {
+      const code = await readFile(join(built.outDir, 'functions', fn), 'utf8')
+      expect(routers(code), fn).toEqual(['"PatternRouter"', '"StrictPatternRouter"'])
+    }
+    const maintain = await readFile(join(built.outDir, 'functions/aws/maintain.mjs'), 'utf8')
+    expect(routers(maintain)).toEqual([])
+    const api = await readFile(join(built.outDir, 'functions/aws/api.mjs'), 'utf8')
+    expect(routers(api)).toContain('"SmartRouter"')
+  })
+
   test('the drain, maintenance and edge enqueue bundles carry zod/mini and none of zod classic', async () => {
     // keepNames keeps zod's class names: classic's ZodString, mini's ZodMiniString.
     for (const fn of ['aws/drain.mjs', 'aws/maintain.mjs', 'vercel/drain.mjs', 'vercel/enqueue.js']) {

@@ -2,8 +2,8 @@ import { Hono } from 'hono'
 import { HonoBase } from 'hono/hono-base'
 import { expect, test } from 'vitest'
 import * as z from 'zod'
-import { StrictPatternRouter } from '../../src/edge/router.js'
 import { createEnqueueApp, defineContract, type EdgeClient } from '../../src/edge.js'
+import { StrictPatternRouter } from '../../src/http/router.js'
 import { bearer, errorOf, postJson, testEnv } from '../helpers/http.js'
 
 /** Routes of the shapes apps register (statics, parameters, regexp parameters, optional ones, wildcards). */

@@ -1,3 +1,5 @@
+import type { Env, Hono } from 'hono'
+import { HonoBase } from 'hono/hono-base'
 import type { Params, Result, Router } from 'hono/router'
 import { PatternRouter } from 'hono/router/pattern-router'
 
@@ -7,6 +9,14 @@ import { PatternRouter } from 'hono/router/pattern-router'
  * path ending in "/" only when the route ends in "/" too, so `POST /jobs/a/` is a 404 here as
  * it is in createApp, not the route of `/jobs/a`.
  */
+/**
+ * A Hono app on that router, for the apps of one or two routes (the drain, maintenance and edge
+ * apps and the platform wrappers): the default preset's routers are not bundled for them.
+ */
+export function leanHono<E extends Env = Env>(): Hono<E> {
+  return new HonoBase<E>({ router: new StrictPatternRouter() }) as Hono<E>
+}
+
 export class StrictPatternRouter<T> implements Router<T> {
   name = 'StrictPatternRouter'
   readonly #routes = new PatternRouter<[T, boolean | undefined]>()
