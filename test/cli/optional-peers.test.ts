@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +21,19 @@ test('sluice dev without DATABASE_URL and without PGlite exits 3 and says what t
   expect(run.stderr).toContain('npm install -D @electric-sql/pglite')
   expect(run.stderr).toContain('DATABASE_URL')
   expect(run.stderr).not.toContain('ERR_MODULE_NOT_FOUND')
+})
+
+test('sluice dev without @hono/node-server exits 2 and says what to install, before it opens a database', async () => {
+  const data = join(dir, 'no-server')
+  const run = await runCli(['--config', exampleConfig, '--data-dir', data, 'dev', '--port', '0'], {
+    hide: ['@hono/node-server'],
+  })
+  expect(run.code, run.stderr).toBe(2)
+  expect(run.stderr).toContain('sluice dev needs the package @hono/node-server')
+  expect(run.stderr).toContain('npm install -D @hono/node-server')
+  expect(run.stderr).not.toContain('Cannot serve')
+  expect(run.stderr).not.toContain('Starting:')
+  expect(existsSync(data)).toBe(false)
 })
 
 /** Runs `code` (an ES module importing the library from src/) with `hide` uninstalled; its stdout. */

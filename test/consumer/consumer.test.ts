@@ -173,6 +173,34 @@ describe('sluice init aws → sluice build → osls package → the packaged dra
   })
 })
 
+describe('sluice init → sluice dev on the embedded database', () => {
+  test('serves, and runs a job enqueued from another command in the same directory', async () => {
+    const dir = await consumer.sub('dev')
+    await sluice(['init', 'aws'], dir)
+    const local = { DATABASE_URL: undefined, NO_COLOR: '1' }
+    steps.push('ok   sluice dev --port 0')
+    const dev = startProcess(consumer.bin('sluice'), ['dev', '--port', '0'], { cwd: dir, env: local })
+    try {
+      await waitFor(
+        async () => (dev.output().includes('Sluice dev server is running') ? true : undefined),
+        180_000,
+        `sluice dev to serve:\n${dev.output()}`,
+      )
+      const enqueued = await sluice(['enqueue', 'send-welcome', '{"email":"ada@example.com"}'], dir, local)
+      expect(enqueued.stdout).toContain('Enqueued send-welcome on queue emails')
+      await waitFor(
+        async () => (/send-welcome #\d+\s+attempt 1\/5\s+completed/.test(dev.output()) ? true : undefined),
+        60_000,
+        'the job to run in sluice dev',
+      )
+      expect(dev.output()).toContain('welcome, ada@example.com (attempt 1)')
+      steps.push('     enqueue through the dev server → the job ran, completed')
+    } finally {
+      await dev.stop()
+    }
+  })
+})
+
 describe('sluice init vercel → sluice build --vercel', () => {
   test('the output as vercel build merges it, and its function enqueues (202) and drains (200)', async () => {
     const dir = await consumer.sub('vercel')

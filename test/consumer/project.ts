@@ -28,6 +28,7 @@ export const DEV_DEPENDENCIES = {
   wrangler: '^4',
   express: '^5',
   '@hono/node-server': '^2',
+  '@electric-sql/pglite': '^0.5',
 }
 
 /** Each step's command line and what it answered, for the log and the report. */

@@ -1,11 +1,12 @@
 import * as z from 'zod'
 import type { JobRun } from '../../drain/options.js'
+import { ConfigError } from '../../errors.js'
 import type { Sluice } from '../../sluice.js'
 import { intFlag, type Parsed, validate } from '../args.js'
 import { noPositionals } from '../command.js'
 import { banner } from '../dev/banner.js'
 import { startDrainLoop, startMaintenance } from '../dev/loop.js'
-import { devApp, devHosts, type Listening, listen, newToken } from '../dev/server.js'
+import { devApp, devHosts, type Listening, listen, newToken, nodeServer } from '../dev/server.js'
 import { CliError, EXIT, UsageError } from '../errors.js'
 import { formatRun } from '../job-log.js'
 import { displayPath, findConfig, loadApp } from '../load-config.js'
@@ -70,6 +71,15 @@ export async function runDev(parsed: Parsed): Promise<number> {
     }).PORT
   const host = v.host ?? '127.0.0.1'
   const configPath = await findConfig(parsed.globals.config)
+  // A missing optional peer is said before a database is opened, not as a failed listen.
+  await nodeServer().catch((error: unknown) => {
+    if (!(error instanceof ConfigError)) throw error
+    throw new CliError(error.message.replace(/: install it with .*$/, '.'), {
+      code: 'INVALID_CONFIG',
+      exitCode: EXIT.USAGE,
+      hint: 'Install it: `npm install -D @hono/node-server`.',
+    })
+  })
 
   // Stop requests are taken from the start: an interrupted first start must not leave a
   // half-initialised database behind, so startup completes and then shuts down cleanly.

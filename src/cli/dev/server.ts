@@ -108,6 +108,14 @@ export interface Listening {
 }
 
 /**
+ * The Node HTTP server the dev server runs on, an optional peer: only `sluice dev` needs one, so
+ * serverless installs need not carry it. `sluice dev` asks for it first, before it opens a database.
+ */
+export function nodeServer(): Promise<typeof import('@hono/node-server')> {
+  return importOptional<typeof import('@hono/node-server')>('@hono/node-server', 'sluice dev')
+}
+
+/**
  * Listens on host:port (0 picks a free port) and serves `app`, or the app `app(port)` makes
  * once the port is known. Rejects on EADDRINUSE and the like.
  */
@@ -117,11 +125,7 @@ export async function listen(
   port: number,
 ): Promise<Listening> {
   let served: Hono | undefined = typeof app === 'function' ? undefined : app
-  // Only the dev server needs a Node HTTP server: serverless installs need not carry one.
-  const { createAdaptorServer } = await importOptional<typeof import('@hono/node-server')>(
-    '@hono/node-server',
-    'sluice dev',
-  )
+  const { createAdaptorServer } = await nodeServer()
   const server = createAdaptorServer({
     fetch: (request, env) =>
       served ? served.fetch(request, env) : new Response('Starting.', { status: 503 }),
