@@ -8,7 +8,7 @@ import {
   queuesSchema,
   resolveQueues,
 } from './controls/queues.js'
-import type { RecurringTask } from './controls/recurring.js'
+import { isRecurringTask, type RecurringTask } from './controls/recurring.js'
 import type { Db, QueryHook } from './db/types.js'
 import { ConfigError, toIssues } from './errors.js'
 import { EVENT_DEFAULTS, type EventOptions, eventOptionsSchema } from './events/options.js'
@@ -190,12 +190,7 @@ const optionsSchema = z.strictObject({
   maintenance: z.optional(maintenanceOptionsSchema),
   queues: z.optional(queuesSchema),
   recurring: z.optional(
-    z.array(
-      z.custom<RecurringTask>(
-        (r) => typeof (r as RecurringTask | undefined)?.schedule === 'object',
-        'must come from defineRecurring()',
-      ),
-    ),
+    z.array(z.custom<RecurringTask>(isRecurringTask, 'must come from defineRecurring()')),
   ),
   circuitBreaker: z.optional(breakerOptionSchema),
   env: z.optional(z.record(z.string(), z.optional(z.string()))),

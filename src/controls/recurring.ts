@@ -29,12 +29,14 @@ export interface RecurringOptions {
 }
 
 export interface RecurringTask {
+  readonly kind: 'recurring'
   readonly name: string
   readonly cron: string
   readonly timezone: string
   readonly job: AnyJob
   readonly input: unknown
   readonly backfill: number
+  /** The expression in the task's time zone; built at its first use. */
   readonly schedule: Cron
 }
 
@@ -59,19 +61,27 @@ export function defineRecurring(options: RecurringOptions): RecurringTask {
     )
   }
   const timezone = options.timezone ?? 'UTC'
-  let schedule: Cron
+  // Every function that imports the app defines its tasks, so defining one must cost a cold
+  // start next to nothing. A time zone makes croner build an Intl.DateTimeFormat, whose first use
+  // loads the zone data (about 28 ms): the expression is checked here in UTC (its syntax does not
+  // depend on the zone), the zone against the runtime's list of zones (about 3 ms), and the
+  // zone's schedule is built when its slots are first read (maintenance, inspect).
+  const utc = { utcOffset: 0, paused: true }
+  let schedule: Cron | undefined
   try {
-    // UTC as a fixed offset: a time zone makes croner (and the check below) build an
-    // Intl.DateTimeFormat, whose first use costs 15-25 ms of every cold start that imports the
-    // task, for nothing in UTC. Another zone is still checked here, at startup.
-    schedule = new Cron(
-      options.cron,
-      timezone === 'UTC' ? { utcOffset: 0, paused: true } : { timezone, paused: true },
-    )
+    schedule = new Cron(options.cron, utc)
     schedule.nextRun()
   } catch (error) {
     throw new ConfigError(`Recurring task "${options.name}": ${(error as Error).message}`)
   }
+  if (timezone !== 'UTC') {
+    if (!knownTimeZone(timezone))
+      throw new ConfigError(
+        `Recurring task "${options.name}": unknown time zone ${JSON.stringify(timezone)} (an IANA name, such as "Europe/Paris").`,
+      )
+    schedule = undefined
+  }
+  const cron = options.cron
   const input = z.safeParse(options.job.input, options.input, ONCE)
   if (!input.success) {
     throw new ConfigError(
@@ -81,14 +91,42 @@ export function defineRecurring(options: RecurringOptions): RecurringTask {
   }
   const missed = options.missed ?? 'skip'
   return Object.freeze({
+    kind: 'recurring',
     name: options.name,
-    cron: options.cron,
+    cron,
     timezone,
     job: options.job,
     input: options.input,
     backfill: missed === 'skip' ? 1 : missed.backfill,
-    schedule,
+    get schedule(): Cron {
+      schedule ??= new Cron(cron, { timezone, paused: true })
+      return schedule
+    },
   })
+}
+
+let zones: ReadonlySet<string> | undefined
+
+/**
+ * Whether the runtime knows `zone`: its list of canonical IANA names first, then (for an alias
+ * such as "Asia/Calcutta", or another spelling) whether Intl accepts the name.
+ */
+function knownTimeZone(zone: string): boolean {
+  if (typeof Intl.supportedValuesOf === 'function') {
+    zones ??= new Set(Intl.supportedValuesOf('timeZone'))
+    if (zones.has(zone)) return true
+  }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether `value` came from defineRecurring, without building its schedule. */
+export function isRecurringTask(value: unknown): value is RecurringTask {
+  return (value as Partial<RecurringTask> | null)?.kind === 'recurring'
 }
 
 /** Slots of `task` after `after` up to `now`, the latest `task.backfill` of them, oldest first. */
