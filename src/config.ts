@@ -22,7 +22,7 @@ import {
 } from './maintain/maintain.js'
 import { schemaNameSchema } from './names.js'
 import type { TracerProviderLike, TracingOption } from './tracing/option.js'
-import { ONCE } from './validate.js'
+import { given, ONCE } from './validate.js'
 import { resolveWake, type WakeInput } from './wake/config.js'
 import type { WakeOptions } from './wake/send.js'
 
@@ -122,14 +122,15 @@ export interface ResolvedConfig {
   readonly wake: Readonly<WakeOptions>
 }
 
-const drainSchema = z.strictObject({
-  budgetMs: z.int().check(z.positive(), z.maximum(3_600_000)),
-  concurrency: z.int().check(z.minimum(1), z.maximum(1000)),
-  batchSize: z.int().check(z.minimum(1), z.maximum(10_000)),
-  safetyMarginMs: z.int().check(z.minimum(0), z.maximum(60_000)),
-  leaseGraceMs: z.int().check(z.minimum(0), z.maximum(600_000)),
-  pipeline: z.int().check(z.minimum(1), z.maximum(8)),
-})
+const drainSchema = () =>
+  z.strictObject({
+    budgetMs: z.int().check(z.positive(), z.maximum(3_600_000)),
+    concurrency: z.int().check(z.minimum(1), z.maximum(1000)),
+    batchSize: z.int().check(z.minimum(1), z.maximum(10_000)),
+    safetyMarginMs: z.int().check(z.minimum(0), z.maximum(60_000)),
+    leaseGraceMs: z.int().check(z.minimum(0), z.maximum(600_000)),
+    pipeline: z.int().check(z.minimum(1), z.maximum(8)),
+  })
 
 export const DRAIN_DEFAULTS: DrainDefaults = {
   budgetMs: 55_000,
@@ -140,68 +141,81 @@ export const DRAIN_DEFAULTS: DrainDefaults = {
   pipeline: 3,
 }
 
-const tracingSchema = z.strictObject({
-  tracerProvider: z.optional(
-    z.custom<TracerProviderLike>(
-      (p) => typeof (p as TracerProviderLike | undefined)?.getTracer === 'function',
-      'must be a TracerProvider (with getTracer)',
+const tracingSchema = z.lazy(() =>
+  z.strictObject({
+    tracerProvider: z.optional(
+      z.custom<TracerProviderLike>(
+        (p) => typeof (p as TracerProviderLike | undefined)?.getTracer === 'function',
+        'must be a TracerProvider (with getTracer)',
+      ),
     ),
-  ),
-  statements: z.optional(z.boolean()),
-})
+    statements: z.optional(z.boolean()),
+  }),
+)
 
 const isDb = (value: unknown): value is Db =>
   typeof value === 'object' && value !== null && typeof (value as Db).query === 'function' && 'kind' in value
 
-const optionsSchema = z.strictObject({
-  database: z.optional(
-    z.union([
-      z.string().check(z.minLength(1)),
-      z.custom<Db>(isDb, 'must be a URL or a Sluice database adapter'),
-    ]),
-  ),
-  jobs: z.optional(
-    z.array(z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()')),
-  ),
-  subscribers: z.optional(
-    z.array(z.custom<AnySubscriber>(isSubscriber, 'must come from defineSubscriber()')),
-  ),
-  events: z.optional(eventOptionsSchema),
-  schema: z.optional(schemaNameSchema),
-  hooks: z.optional(z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))])),
-  onQuery: z.optional(callable()),
-  // false, or an object checked field by field below (a union would name no field).
-  tracing: z.optional(
-    z
-      .custom<TracingOption>(
-        (t) => t === false || (typeof t === 'object' && t !== null && !Array.isArray(t)),
-        'must be false or { tracerProvider?, statements? }',
-      )
-      .check(
-        z.superRefine((t, ctx) => {
-          const checked = t === false ? undefined : tracingSchema.safeParse(t, ONCE)
-          for (const issue of checked?.error?.issues ?? [])
-            ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as (string | number)[] })
-        }),
-      ),
-  ),
-  maxPayloadBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
-  drain: z.optional(z.partial(drainSchema)),
-  maintenance: z.optional(maintenanceOptionsSchema),
-  queues: z.optional(queuesSchema),
-  recurring: z.optional(
-    z.array(z.custom<RecurringTask>(isRecurringTask, 'must come from defineRecurring()')),
-  ),
-  circuitBreaker: z.optional(breakerOptionSchema),
-  env: z.optional(z.record(z.string(), z.optional(z.string()))),
-  wake: z.optional(z.record(z.string(), z.unknown())),
-  logger: z.optional(
-    z.custom<Logger>(
-      (l) => typeof (l as Logger | undefined)?.warn === 'function',
-      'must have warn/info/error',
+// Built at the first createSluice, its option groups at the first value each: see validate.ts.
+const optionsSchema = z.lazy(() =>
+  z.strictObject({
+    database: z.optional(
+      z.union([
+        z.string().check(z.minLength(1)),
+        z.custom<Db>(isDb, 'must be a URL or a Sluice database adapter'),
+      ]),
     ),
-  ),
-})
+    jobs: z.optional(
+      z.array(
+        z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'),
+      ),
+    ),
+    subscribers: z.optional(
+      z.array(z.custom<AnySubscriber>(isSubscriber, 'must come from defineSubscriber()')),
+    ),
+    events: given(() => eventOptionsSchema),
+    schema: z.optional(schemaNameSchema),
+    hooks: z.optional(
+      z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]),
+    ),
+    onQuery: z.optional(callable()),
+    // false, or an object checked field by field below (a union would name no field).
+    tracing: z.optional(
+      z
+        .custom<TracingOption>(
+          (t) => t === false || (typeof t === 'object' && t !== null && !Array.isArray(t)),
+          'must be false or { tracerProvider?, statements? }',
+        )
+        .check(
+          z.superRefine((t, ctx) => {
+            const checked = t === false ? undefined : tracingSchema.safeParse(t, ONCE)
+            for (const issue of checked?.error?.issues ?? [])
+              ctx.addIssue({
+                code: 'custom',
+                message: issue.message,
+                path: issue.path as (string | number)[],
+              })
+          }),
+        ),
+    ),
+    maxPayloadBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
+    drain: given(() => z.partial(drainSchema())),
+    maintenance: given(() => maintenanceOptionsSchema),
+    queues: given(() => queuesSchema),
+    recurring: z.optional(
+      z.array(z.custom<RecurringTask>(isRecurringTask, 'must come from defineRecurring()')),
+    ),
+    circuitBreaker: given(() => breakerOptionSchema),
+    env: z.optional(z.record(z.string(), z.optional(z.string()))),
+    wake: z.optional(z.record(z.string(), z.unknown())),
+    logger: z.optional(
+      z.custom<Logger>(
+        (l) => typeof (l as Logger | undefined)?.warn === 'function',
+        'must have warn/info/error',
+      ),
+    ),
+  }),
+)
 
 function defaultEnv(): Record<string, string | undefined> {
   return typeof process !== 'undefined' && process.env ? process.env : {}

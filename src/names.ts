@@ -7,23 +7,27 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/
 /** Schema names are spliced into SQL as identifiers, so they are held to a stricter pattern. */
 export const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/
 
-export const nameSchema = z
-  .string()
-  .check(
-    z.regex(
-      NAME_PATTERN,
-      'must be 1-128 characters: letters, digits, "_", "-", "." or ":", starting with a letter or digit',
+export const nameSchema = z.lazy(() =>
+  z
+    .string()
+    .check(
+      z.regex(
+        NAME_PATTERN,
+        'must be 1-128 characters: letters, digits, "_", "-", "." or ":", starting with a letter or digit',
+      ),
     ),
-  )
+)
 
-export const schemaNameSchema = z
-  .string()
-  .check(
-    z.regex(
-      SCHEMA_PATTERN,
-      'must be 1-63 characters: lowercase letters, digits or "_", not starting with a digit or "pg_"',
+export const schemaNameSchema = z.lazy(() =>
+  z
+    .string()
+    .check(
+      z.regex(
+        SCHEMA_PATTERN,
+        'must be 1-63 characters: lowercase letters, digits or "_", not starting with a digit or "pg_"',
+      ),
     ),
-  )
+)
 
 export function assertName(kind: 'job' | 'queue' | 'subscriber' | 'topic', value: unknown): string {
   const parsed = nameSchema.safeParse(value)

@@ -14,20 +14,22 @@ export const MAX_BULK_JOBS = 10_000
 
 export const BULK_STATES = ['waiting', 'scheduled', 'retrying', 'blocked'] as const
 
-export const jobFilterSchema = z
-  .strictObject({
-    queue: z.optional(nameSchema),
-    name: z.optional(nameSchema),
-    state: z.optional(z.enum(BULK_STATES)),
-    limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_JOBS))),
-    /** Only jobs with a greater id: where a previous call stopped (its largest id). */
-    after: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a job id'))),
-  })
-  .check(
-    z.refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
-      message: 'name at least one of queue, name, state (an empty filter would take every job)',
-    }),
-  )
+export const jobFilterSchema = z.lazy(() =>
+  z
+    .strictObject({
+      queue: z.optional(nameSchema),
+      name: z.optional(nameSchema),
+      state: z.optional(z.enum(BULK_STATES)),
+      limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_JOBS))),
+      /** Only jobs with a greater id: where a previous call stopped (its largest id). */
+      after: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a job id'))),
+    })
+    .check(
+      z.refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
+        message: 'name at least one of queue, name, state (an empty filter would take every job)',
+      }),
+    ),
+)
 
 export type JobFilter = z.input<typeof jobFilterSchema>
 

@@ -10,31 +10,37 @@ import { toIssues, ValidationError } from '../errors.js'
 const noNul = (s: string) => !s.includes('\u0000')
 
 /** A policy is named by its job: a non-empty string of at most 512 characters. */
-export const policyNameSchema = z
-  .string()
-  .check(
-    z.minLength(1, 'must not be empty'),
-    z.maxLength(512, 'must be at most 512 characters'),
-    z.refine(noNul, 'must not contain NUL'),
-  )
-
-/** A partition key as `admission.partition` returns it: at most 512 characters, '' for a policy's only partition. */
-export const partitionKeySchema = z
-  .string()
-  .check(z.maxLength(512, 'must be at most 512 characters'), z.refine(noNul, 'must not contain NUL'))
-
-/** A cap override: a whole number of running jobs, 0 (admit nothing) to 1,000,000; null clears it. */
-export const partitionCapSchema = z.nullable(
+export const policyNameSchema = z.lazy(() =>
   z
-    .number()
+    .string()
     .check(
-      z.int('must be a whole number'),
-      z.minimum(0, 'must be at least 0'),
-      z.maximum(1_000_000, 'must be at most 1000000'),
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(512, 'must be at most 512 characters'),
+      z.refine(noNul, 'must not contain NUL'),
     ),
 )
 
-const refSchema = z.strictObject({ policy: policyNameSchema, partition: partitionKeySchema })
+/** A partition key as `admission.partition` returns it: at most 512 characters, '' for a policy's only partition. */
+export const partitionKeySchema = z.lazy(() =>
+  z
+    .string()
+    .check(z.maxLength(512, 'must be at most 512 characters'), z.refine(noNul, 'must not contain NUL')),
+)
+
+/** A cap override: a whole number of running jobs, 0 (admit nothing) to 1,000,000; null clears it. */
+export const partitionCapSchema = z.lazy(() =>
+  z.nullable(
+    z
+      .number()
+      .check(
+        z.int('must be a whole number'),
+        z.minimum(0, 'must be at least 0'),
+        z.maximum(1_000_000, 'must be at most 1000000'),
+      ),
+  ),
+)
+
+const refSchema = z.lazy(() => z.strictObject({ policy: policyNameSchema, partition: partitionKeySchema }))
 
 function check<T>(schema: z.ZodMiniType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value)

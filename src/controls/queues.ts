@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import { nameSchema } from '../names.js'
+import { given } from '../validate.js'
 
 export type { QueueStateRow } from '../sql/queues.js'
 
@@ -31,25 +32,29 @@ export interface QueueOptions {
 export const DEFAULT_BREAKER: CircuitBreakerOptions = { threshold: 5, baseMs: 30_000, capMs: 600_000 }
 
 /** One schema for a circuit breaker, whether set for every queue (top level) or for one. */
-export const breakerSchema = z.partial(
-  z.strictObject({
-    threshold: z.int().check(z.minimum(1), z.maximum(1000)),
-    baseMs: z.int().check(z.minimum(1), z.maximum(86_400_000)),
-    capMs: z.int().check(z.minimum(1), z.maximum(7 * 86_400_000)),
-  }),
+export const breakerSchema = z.lazy(() =>
+  z.partial(
+    z.strictObject({
+      threshold: z.int().check(z.minimum(1), z.maximum(1000)),
+      baseMs: z.int().check(z.minimum(1), z.maximum(86_400_000)),
+      capMs: z.int().check(z.minimum(1), z.maximum(7 * 86_400_000)),
+    }),
+  ),
 )
 
 /** `false` turns the breaker off. */
-export const breakerOptionSchema = z.union([z.literal(false), breakerSchema])
+export const breakerOptionSchema = z.lazy(() => z.union([z.literal(false), breakerSchema]))
 
-export const queueOptionsSchema = z.strictObject({
-  singleActiveConsumer: z.optional(z.boolean()),
-  globalConcurrency: z.optional(z.int().check(z.minimum(1), z.maximum(100_000))),
-  circuitBreaker: z.optional(breakerOptionSchema),
-  archive: z.optional(z.boolean()),
-})
+export const queueOptionsSchema = z.lazy(() =>
+  z.strictObject({
+    singleActiveConsumer: z.optional(z.boolean()),
+    globalConcurrency: z.optional(z.int().check(z.minimum(1), z.maximum(100_000))),
+    circuitBreaker: given(() => breakerOptionSchema),
+    archive: z.optional(z.boolean()),
+  }),
+)
 
-export const queuesSchema = z.record(nameSchema, queueOptionsSchema)
+export const queuesSchema = z.lazy(() => z.record(nameSchema, queueOptionsSchema))
 
 export interface QueueSettings {
   name: string

@@ -40,16 +40,21 @@ export interface RecurringTask {
   readonly schedule: Cron
 }
 
-const optionsSchema = z.strictObject({
-  name: nameSchema,
-  cron: z.string().check(z.minLength(1), z.maxLength(200)),
-  timezone: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
-  job: z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'),
-  input: z.unknown(),
-  missed: z.optional(
-    z.union([z.literal('skip'), z.strictObject({ backfill: z.int().check(z.minimum(1), z.maximum(1000)) })]),
-  ),
-})
+const optionsSchema = z.lazy(() =>
+  z.strictObject({
+    name: nameSchema,
+    cron: z.string().check(z.minLength(1), z.maxLength(200)),
+    timezone: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
+    job: z.custom<AnyJob>((j) => (j as AnyJob | undefined)?.kind === 'job', 'must come from defineJob()'),
+    input: z.unknown(),
+    missed: z.optional(
+      z.union([
+        z.literal('skip'),
+        z.strictObject({ backfill: z.int().check(z.minimum(1), z.maximum(1000)) }),
+      ]),
+    ),
+  }),
+)
 
 /** Declares a recurring task. Invalid expressions, zones and inputs are caught here, at startup. */
 export function defineRecurring(options: RecurringOptions): RecurringTask {

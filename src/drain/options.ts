@@ -1,28 +1,32 @@
 import * as z from 'zod/mini'
 import { nameSchema } from '../names.js'
 
-export const drainOptionsSchema = z.strictObject({
-  queues: z.optional(z.array(nameSchema).check(z.minLength(1), z.maxLength(100))),
-  budgetMs: z.optional(z.int().check(z.positive(), z.maximum(3_600_000))),
-  maxJobs: z.optional(z.int().check(z.positive(), z.maximum(1_000_000))),
-  concurrency: z.optional(z.int().check(z.minimum(1), z.maximum(1000))),
-  batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
-  /** Statements kept in flight at once (see the `drain.pipeline` setting). */
-  pipeline: z.optional(z.int().check(z.minimum(1), z.maximum(8))),
-  /** What the platform says is left (Lambda's getRemainingTimeInMillis()); caps the budget. */
-  platformRemainingMs: z.optional(z.number().check(z.minimum(0))),
-  /** Higher-priority drains are preferred by later admission features; recorded on the invocation. */
-  priority: z.optional(z.int().check(z.minimum(-1000), z.maximum(1000))),
-  onJob: z.optional(z.custom<(run: JobRun) => void>((v) => typeof v === 'function', 'must be a function')),
-  /** The invocation's id, for a caller that must be able to end it after a failure. Default a fresh `drn_<uuid>`. */
-  invocationId: z.optional(
-    z
-      .string()
-      .check(z.regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1-100 letters, digits, "_", ".", ":" or "-"')),
-  ),
-  /** Aborted: claim nothing more; the batch running finishes and settles, and the drain ends (`stopped`). */
-  signal: z.optional(z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal')),
-})
+/** The drain options' object schema (the HTTP body picks from it); drainOptionsSchema builds it at its first parse. */
+export const drainOptionsObject = () =>
+  z.strictObject({
+    queues: z.optional(z.array(nameSchema).check(z.minLength(1), z.maxLength(100))),
+    budgetMs: z.optional(z.int().check(z.positive(), z.maximum(3_600_000))),
+    maxJobs: z.optional(z.int().check(z.positive(), z.maximum(1_000_000))),
+    concurrency: z.optional(z.int().check(z.minimum(1), z.maximum(1000))),
+    batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
+    /** Statements kept in flight at once (see the `drain.pipeline` setting). */
+    pipeline: z.optional(z.int().check(z.minimum(1), z.maximum(8))),
+    /** What the platform says is left (Lambda's getRemainingTimeInMillis()); caps the budget. */
+    platformRemainingMs: z.optional(z.number().check(z.minimum(0))),
+    /** Higher-priority drains are preferred by later admission features; recorded on the invocation. */
+    priority: z.optional(z.int().check(z.minimum(-1000), z.maximum(1000))),
+    onJob: z.optional(z.custom<(run: JobRun) => void>((v) => typeof v === 'function', 'must be a function')),
+    /** The invocation's id, for a caller that must be able to end it after a failure. Default a fresh `drn_<uuid>`. */
+    invocationId: z.optional(
+      z
+        .string()
+        .check(z.regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1-100 letters, digits, "_", ".", ":" or "-"')),
+    ),
+    /** Aborted: claim nothing more; the batch running finishes and settles, and the drain ends (`stopped`). */
+    signal: z.optional(z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal')),
+  })
+
+export const drainOptionsSchema = z.lazy(drainOptionsObject)
 
 /** One job run by a drain, as `onJob` sees it once the run has ended (the batch settles afterwards). */
 export interface JobRun {

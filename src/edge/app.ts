@@ -10,7 +10,7 @@ import { defaultReporter, type ErrorReporter, notFound, onError } from '../http/
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from '../http/guards.js'
 import { leanHono } from '../http/router.js'
 import { hostListSchema, jsonOnly, originListSchema, sameSite } from '../http/same-site.js'
-import { ONCE } from '../validate.js'
+import { given, ONCE } from '../validate.js'
 import type { EdgeClient } from './client.js'
 
 export interface EnqueueAppOptions {
@@ -52,8 +52,8 @@ const optionsSchema = z.strictObject({
   ),
   maxBodyBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
   onError: z.optional(callable()),
-  allowedHosts: z.optional(hostListSchema),
-  allowedOrigins: z.optional(originListSchema),
+  allowedHosts: given(() => hostListSchema),
+  allowedOrigins: given(() => originListSchema),
 })
 
 /**

@@ -32,12 +32,14 @@ export interface EventsApi {
   syncSubscriptions(): Promise<void>
 }
 
-const replaySchema = z.strictObject({
-  eventId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
-  subscriber: z.optional(nameSchema),
-  topic: z.optional(patternSchema),
-  limit: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
-})
+const replaySchema = z.lazy(() =>
+  z.strictObject({
+    eventId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+    subscriber: z.optional(nameSchema),
+    topic: z.optional(patternSchema),
+    limit: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
+  }),
+)
 
 /** What the event bus needs of the resolved config (src/config.ts, a layer above, passes all of it). */
 export interface EventsConfig {

@@ -24,12 +24,14 @@ export const EVENT_DEFAULTS: EventOptions = {
 /** A drain relays only with at least this much of its budget left, ms. */
 export const DRAIN_RELAY_MIN_MS = 1_000
 
-export const eventOptionsSchema = z.partial(
-  z.strictObject({
-    processedRetentionMs: z.int().check(z.minimum(0)),
-    outboxRetentionMs: z.int().check(z.minimum(0)),
-    relayBatchSize: z.int().check(z.minimum(1), z.maximum(100_000)),
-    relayBatchesPerRun: z.int().check(z.minimum(1), z.maximum(10_000)),
-    drainRelayLimit: z.int().check(z.minimum(0), z.maximum(100_000)),
-  }),
+export const eventOptionsSchema = z.lazy(() =>
+  z.partial(
+    z.strictObject({
+      processedRetentionMs: z.int().check(z.minimum(0)),
+      outboxRetentionMs: z.int().check(z.minimum(0)),
+      relayBatchSize: z.int().check(z.minimum(1), z.maximum(100_000)),
+      relayBatchesPerRun: z.int().check(z.minimum(1), z.maximum(10_000)),
+      drainRelayLimit: z.int().check(z.minimum(0), z.maximum(100_000)),
+    }),
+  ),
 )

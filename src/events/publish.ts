@@ -25,47 +25,58 @@ export interface PublishResult {
   jobs: number
 }
 
-export const eventIdSchema = z
-  .string()
-  .check(z.regex(/^[!-~]{1,200}$/, 'must be 1-200 visible ASCII characters'))
+export const eventIdSchema = z.lazy(() =>
+  z.string().check(z.regex(/^[!-~]{1,200}$/, 'must be 1-200 visible ASCII characters')),
+)
 
-export const headersSchema = z
-  .record(
-    z
-      .string()
-      .check(
-        z.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
+export const headersSchema = z.lazy(() =>
+  z
+    .record(
+      z
+        .string()
+        .check(
+          z.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'header names are 1-64 letters, digits, "_", ".", ":" or "-"'),
+        ),
+      z.string().check(
+        z.maxLength(1024),
+        z.refine(
+          (value) => jsonProblem(value) === null,
+          'must not contain NUL characters or lone surrogates',
+        ),
       ),
-    z.string().check(
-      z.maxLength(1024),
-      z.refine((value) => jsonProblem(value) === null, 'must not contain NUL characters or lone surrogates'),
-    ),
-  )
-  .check(z.refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers'))
+    )
+    .check(z.refine((headers) => Object.keys(headers).length <= 32, 'at most 32 headers')),
+)
 
-export const publishOptionsSchema = z.strictObject({
-  eventId: z.optional(eventIdSchema),
-  delay: z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS))),
-  headers: z.optional(headersSchema),
-  tx: z.optional(
-    z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
-  ),
-})
+const delaySchema = () => z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS)))
+
+export const publishOptionsSchema = z.lazy(() =>
+  z.strictObject({
+    eventId: z.optional(eventIdSchema),
+    delay: delaySchema(),
+    headers: z.optional(headersSchema),
+    tx: z.optional(
+      z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
+    ),
+  }),
+)
 
 /** The JSON body of an HTTP publish (`POST /events/:topic`). */
-export const publishRequestSchema = z
-  .strictObject({
-    payload: z.unknown(),
-    eventId: z.optional(eventIdSchema),
-    delay: publishOptionsSchema.shape.delay,
-    headers: z.optional(headersSchema),
-  })
-  .check(
-    z.refine((body) => 'payload' in body, {
-      path: ['payload'],
-      message: 'is required (use null for no payload)',
-    }),
-  )
+export const publishRequestSchema = z.lazy(() =>
+  z
+    .strictObject({
+      payload: z.unknown(),
+      eventId: z.optional(eventIdSchema),
+      delay: delaySchema(),
+      headers: z.optional(headersSchema),
+    })
+    .check(
+      z.refine((body) => 'payload' in body, {
+        path: ['payload'],
+        message: 'is required (use null for no payload)',
+      }),
+    ),
+)
 
 const encoder = new TextEncoder()
 

@@ -23,7 +23,7 @@ import {
   type SubscriberSpec,
 } from '../jobs/define.js'
 import { nameSchema } from '../names.js'
-import { ONCE } from '../validate.js'
+import { given, ONCE } from '../validate.js'
 import { patternRegex, patternSchema } from './topics.js'
 
 export type { EventEnvelope, SubscriberRuntime, SubscriberSpec } from '../jobs/define.js'
@@ -83,21 +83,23 @@ export class AlreadyProcessedError extends SluiceError {
   }
 }
 
-const optionsSchema = z.strictObject({
-  name: nameSchema,
-  topic: patternSchema,
-  queue: z.optional(nameSchema),
-  input: z.optional(inputSchemaSchema),
-  retry: z.optional(retryOptionSchema),
-  timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
-  queueTimeout: z.optional(z.int().check(z.positive())),
-  priority: z.optional(prioritySchema),
-  admission: z.optional(subscriberAdmissionSchema),
-  run: z.custom<(...args: unknown[]) => unknown>(
-    (value) => typeof value === 'function',
-    'must be a function',
-  ),
-})
+const optionsSchema = z.lazy(() =>
+  z.strictObject({
+    name: nameSchema,
+    topic: patternSchema,
+    queue: z.optional(nameSchema),
+    input: z.optional(inputSchemaSchema),
+    retry: given(() => retryOptionSchema),
+    timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
+    queueTimeout: z.optional(z.int().check(z.positive())),
+    priority: z.optional(prioritySchema),
+    admission: given(() => subscriberAdmissionSchema),
+    run: z.custom<(...args: unknown[]) => unknown>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    ),
+  }),
+)
 
 const envelopeSchema = (payload: InputSchema) =>
   z.object({

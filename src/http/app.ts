@@ -12,7 +12,7 @@ import { adminOperations } from './admin/routes.js'
 import { readJson } from './body.js'
 import { mountDashboard } from './dashboard/app.js'
 import { type DashboardOptions, dashboardOptionSchema } from './dashboard/options.js'
-import { addDrainRoute, addMaintainRoute, drainAppOptionsSchema, validAppOptions } from './drain-app.js'
+import { addDrainRoute, addMaintainRoute, drainAppOptionsObject, validAppOptions } from './drain-app.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
@@ -59,7 +59,7 @@ export interface AppOptions {
 
 // The drain app's options (zod/mini, which the drain function bundles) and the full app's own.
 const appOptionsSchema = z.strictObject({
-  ...drainAppOptionsSchema.shape,
+  ...drainAppOptionsObject().shape,
   healthTimeoutMs: z.number().int().min(1).max(60_000).optional(),
   admin: z.object({ readOnly: z.boolean().optional() }).strict().optional(),
   dashboard: dashboardOptionSchema.optional(),

@@ -16,35 +16,41 @@ export type AuthCheck = (c: Context) => Promise<boolean>
 export type AuthMiddleware = MiddlewareHandler & { readonly check: AuthCheck }
 
 /** Secrets and tokens: 16 to 1,024 visible ASCII characters (they travel in headers and env vars). */
-export const secretSchema = z
-  .string()
-  .check(
-    z.minLength(16, 'must be at least 16 characters'),
-    z.maxLength(1024),
-    z.regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces'),
-  )
-
-const rotatingSecrets = z.array(secretSchema).check(
-  z.minLength(1, 'needs at least one'),
-  z.maxLength(2, 'takes at most two (the current one and the next, while rotating)'),
-  z.refine((list) => new Set(list).size === list.length, 'must not repeat'),
+export const secretSchema = z.lazy(() =>
+  z
+    .string()
+    .check(
+      z.minLength(16, 'must be at least 16 characters'),
+      z.maxLength(1024),
+      z.regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces'),
+    ),
 )
 
-const bearerSchema = z.strictObject({ tokens: rotatingSecrets })
-const cronSchema = z.strictObject({ secret: secretSchema })
-const signatureSchema = z.strictObject({
-  secrets: rotatingSecrets,
-  toleranceMs: z.optional(z.int().check(z.minimum(1_000), z.maximum(3_600_000))),
-  maxBodyBytes: z.optional(z.int().check(z.minimum(0), z.maximum(64 * 1024 * 1024))),
-  replayCapacity: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
-  path: z.optional(
-    z.union([
-      z.string().check(z.regex(/^\/[\x21-\x7e]*$/, 'must be a path such as /hooks/drain')),
-      callable(),
-    ]),
+const rotatingSecrets = z.lazy(() =>
+  z.array(secretSchema).check(
+    z.minLength(1, 'needs at least one'),
+    z.maxLength(2, 'takes at most two (the current one and the next, while rotating)'),
+    z.refine((list) => new Set(list).size === list.length, 'must not repeat'),
   ),
-  legacySignatures: z.optional(z.boolean()),
-})
+)
+
+const bearerSchema = z.lazy(() => z.strictObject({ tokens: rotatingSecrets }))
+const cronSchema = z.lazy(() => z.strictObject({ secret: secretSchema }))
+const signatureSchema = z.lazy(() =>
+  z.strictObject({
+    secrets: rotatingSecrets,
+    toleranceMs: z.optional(z.int().check(z.minimum(1_000), z.maximum(3_600_000))),
+    maxBodyBytes: z.optional(z.int().check(z.minimum(0), z.maximum(64 * 1024 * 1024))),
+    replayCapacity: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
+    path: z.optional(
+      z.union([
+        z.string().check(z.regex(/^\/[\x21-\x7e]*$/, 'must be a path such as /hooks/drain')),
+        callable(),
+      ]),
+    ),
+    legacySignatures: z.optional(z.boolean()),
+  }),
+)
 
 export type BearerAuthOptions = z.input<typeof bearerSchema>
 export type CronAuthOptions = z.input<typeof cronSchema>

@@ -5,7 +5,7 @@ import { ConfigError, toIssues } from '../errors.js'
 import type { Sluice } from '../sluice.js'
 import { traceRoute } from '../tracing/http.js'
 import { Tracing } from '../tracing/otel.js'
-import { ONCE } from '../validate.js'
+import { given, ONCE } from '../validate.js'
 import { readJson } from './body.js'
 import { drainBodySchema } from './drain-body.js'
 import { parseBody } from './enqueue-route.js'
@@ -50,15 +50,19 @@ export interface DrainAppOptions {
   allowedOrigins?: string[]
 }
 
-export const drainAppOptionsSchema = z.strictObject({
-  auth: z.optional(z.union([z.literal(false), z.record(z.string(), z.unknown())])),
-  env: z.optional(z.record(z.string(), z.optional(z.string()))),
-  remainingMs: z.optional(callable()),
-  maxBodyBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
-  onError: z.optional(callable()),
-  allowedHosts: z.optional(hostListSchema),
-  allowedOrigins: z.optional(originListSchema),
-})
+/** The lean apps' options as an object schema (createApp extends it); drainAppOptionsSchema builds it at its first parse. */
+export const drainAppOptionsObject = () =>
+  z.strictObject({
+    auth: z.optional(z.union([z.literal(false), z.record(z.string(), z.unknown())])),
+    env: z.optional(z.record(z.string(), z.optional(z.string()))),
+    remainingMs: z.optional(callable()),
+    maxBodyBytes: z.optional(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024))),
+    onError: z.optional(callable()),
+    allowedHosts: given(() => hostListSchema),
+    allowedOrigins: given(() => originListSchema),
+  })
+
+export const drainAppOptionsSchema = z.lazy(drainAppOptionsObject)
 
 /** Throws a ConfigError naming the first problem when `options` do not fit `schema`. */
 export function validAppOptions(schema: z.core.$ZodType, options: unknown, what: string): void {

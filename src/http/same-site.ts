@@ -14,33 +14,37 @@ import { HttpError } from './errors.js'
 const HOST_PATTERN =
   /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i
 
-export const hostListSchema = z
-  .array(
-    z
-      .string()
-      .check(
-        z.regex(
-          HOST_PATTERN,
-          'must be a host name with an optional port, e.g. "api.example.com" or "localhost:3000"',
+export const hostListSchema = z.lazy(() =>
+  z
+    .array(
+      z
+        .string()
+        .check(
+          z.regex(
+            HOST_PATTERN,
+            'must be a host name with an optional port, e.g. "api.example.com" or "localhost:3000"',
+          ),
         ),
-      ),
-  )
-  .check(z.maxLength(100))
+    )
+    .check(z.maxLength(100)),
+)
 
-export const originListSchema = z
-  .array(
-    z.string().check(
-      z.refine((value) => {
-        try {
-          const url = new URL(value)
-          return /^https?:$/.test(url.protocol) && url.origin === value.toLowerCase().replace(/\/$/, '')
-        } catch {
-          return false
-        }
-      }, 'must be an origin such as "https://admin.example.com" (scheme, host and port only)'),
-    ),
-  )
-  .check(z.maxLength(100))
+export const originListSchema = z.lazy(() =>
+  z
+    .array(
+      z.string().check(
+        z.refine((value) => {
+          try {
+            const url = new URL(value)
+            return /^https?:$/.test(url.protocol) && url.origin === value.toLowerCase().replace(/\/$/, '')
+          } catch {
+            return false
+          }
+        }, 'must be an origin such as "https://admin.example.com" (scheme, host and port only)'),
+      ),
+    )
+    .check(z.maxLength(100)),
+)
 
 export interface SameSiteOptions {
   /**

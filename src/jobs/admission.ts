@@ -39,37 +39,41 @@ const fn = (what: string) =>
   z.custom<(input: unknown) => unknown>((v) => typeof v === 'function', `${what} must be a function`)
 const perInput = (max: number) =>
   z.union([z.number().check(z.positive(), z.maximum(max)), fn('a computed limit')])
-const count = z.int().check(z.minimum(1), z.maximum(1_000_000))
+const count = () => z.int().check(z.minimum(1), z.maximum(1_000_000))
 
-export const admissionSchema = z.strictObject({
-  partition: z.optional(fn('partition')),
-  throttle: z.optional(
-    z.strictObject({
-      rate: perInput(1_000_000),
-      per: z.int().check(z.minimum(1), z.maximum(86_400_000)),
-      burst: z.optional(perInput(1_000_000)),
-    }),
-  ),
-  concurrency: z.optional(z.strictObject({ max: perInput(1_000_000) })),
-  globalCap: z.optional(z.strictObject({ max: count })),
-  fair: z.optional(z.union([z.literal(true), z.strictObject({ quantum: z.optional(count) })])),
-  adaptive: z.optional(
-    z
-      .strictObject({
-        min: z.optional(count),
-        max: z.optional(count),
-        initial: z.optional(count),
-        targetLagMs: z.optional(z.int().check(z.minimum(1), z.maximum(86_400_000))),
-      })
-      .check(
-        z.refine(
-          (a) => a.max === undefined || a.max >= (a.min ?? 1),
-          'adaptive.max must be at least adaptive.min',
+/** The policy's object schema; `admissionSchema` builds it at its first parse (see validate.ts). */
+const admissionObject = () =>
+  z.strictObject({
+    partition: z.optional(fn('partition')),
+    throttle: z.optional(
+      z.strictObject({
+        rate: perInput(1_000_000),
+        per: z.int().check(z.minimum(1), z.maximum(86_400_000)),
+        burst: z.optional(perInput(1_000_000)),
+      }),
+    ),
+    concurrency: z.optional(z.strictObject({ max: perInput(1_000_000) })),
+    globalCap: z.optional(z.strictObject({ max: count() })),
+    fair: z.optional(z.union([z.literal(true), z.strictObject({ quantum: z.optional(count()) })])),
+    adaptive: z.optional(
+      z
+        .strictObject({
+          min: z.optional(count()),
+          max: z.optional(count()),
+          initial: z.optional(count()),
+          targetLagMs: z.optional(z.int().check(z.minimum(1), z.maximum(86_400_000))),
+        })
+        .check(
+          z.refine(
+            (a) => a.max === undefined || a.max >= (a.min ?? 1),
+            'adaptive.max must be at least adaptive.min',
+          ),
         ),
-      ),
-  ),
-  dedupe: z.optional(fn('dedupe')),
-})
+    ),
+    dedupe: z.optional(fn('dedupe')),
+  })
+
+export const admissionSchema = z.lazy(admissionObject)
 
 /** A declared policy, as validated (defaults are applied per job by admissionRow). Its name is its job's. */
 export type AdmissionPolicy<I = unknown> = Readonly<AdmissionOptions<I>>
@@ -169,11 +173,12 @@ export interface SubscriberAdmissionOptions {
 }
 
 // Pure: bundles without subscribers (the edge one) leave them out.
-const keyPart = /* @__PURE__ */ z.string().check(z.minLength(1), z.maxLength(200))
-export const subscriberAdmissionSchema = /* @__PURE__ */ z.extend(
-  z.omit(admissionSchema, { partition: true, dedupe: true }),
-  {
-    partition: z.optional(z.union([z.strictObject({ path: keyPart }), z.strictObject({ header: keyPart })])),
+const keyPart = () => z.string().check(z.minLength(1), z.maxLength(200))
+export const subscriberAdmissionSchema = /* @__PURE__ */ z.lazy(() =>
+  z.extend(z.omit(admissionObject(), { partition: true, dedupe: true }), {
+    partition: z.optional(
+      z.union([z.strictObject({ path: keyPart() }), z.strictObject({ header: keyPart() })]),
+    ),
     throttle: z.optional(
       z.strictObject({
         rate: z.number().check(z.positive(), z.maximum(1_000_000)),
@@ -181,8 +186,8 @@ export const subscriberAdmissionSchema = /* @__PURE__ */ z.extend(
         burst: z.optional(z.number().check(z.minimum(1), z.maximum(1_000_000))),
       }),
     ),
-    concurrency: z.optional(z.strictObject({ max: count })),
-  },
+    concurrency: z.optional(z.strictObject({ max: count() })),
+  }),
 )
 
 /** What the subscriptions table stores for a subscriber's policy (publish_events reads it). */

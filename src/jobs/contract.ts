@@ -1,7 +1,7 @@
 import * as z from 'zod/mini'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
-import { ONCE } from '../validate.js'
+import { given, ONCE } from '../validate.js'
 import { type AdmissionOptions, admissionSchema } from './admission.js'
 import {
   type ConcurrencyOptions,
@@ -49,18 +49,20 @@ export interface JobContract<S extends InputSchema = InputSchema> extends JobSha
 
 export type AnyContract = JobContract<InputSchema>
 
-const contractSchema = z.strictObject({
-  name: nameSchema,
-  queue: z.optional(nameSchema),
-  input: inputSchemaSchema,
-  priority: z.optional(prioritySchema),
-  retry: z.optional(retryOptionSchema),
-  concurrency: z.optional(concurrencySchema),
-  unique: z.optional(uniqueSchema),
-  admission: z.optional(admissionSchema),
-  // Present when another contract is spread in: `defineContract({ ...contract, queue })`.
-  kind: z.optional(z.literal('contract')),
-})
+const contractSchema = z.lazy(() =>
+  z.strictObject({
+    name: nameSchema,
+    queue: z.optional(nameSchema),
+    input: inputSchemaSchema,
+    priority: z.optional(prioritySchema),
+    retry: given(() => retryOptionSchema),
+    concurrency: given(() => concurrencySchema),
+    unique: given(() => uniqueSchema),
+    admission: given(() => admissionSchema),
+    // Present when another contract is spread in: `defineContract({ ...contract, queue })`.
+    kind: z.optional(z.literal('contract')),
+  }),
+)
 
 /** Declares a job contract: what enqueueing a job needs, without its handler. */
 export function defineContract<S extends InputSchema>(options: ContractOptions<S>): JobContract<S> {

@@ -3,7 +3,7 @@ import { $ZodType } from 'zod/v4/core'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import { nameSchema } from '../names.js'
-import { ONCE } from '../validate.js'
+import { given, ONCE } from '../validate.js'
 import {
   type AdmissionOptions,
   type AdmissionPolicy,
@@ -18,7 +18,7 @@ export const MAX_PRIORITY = 32767
 export const DEFAULT_PRIORITY = 16384
 export const DEFAULT_QUEUE = 'default'
 
-export const prioritySchema = z.int().check(z.minimum(MIN_PRIORITY), z.maximum(MAX_PRIORITY))
+export const prioritySchema = z.lazy(() => z.int().check(z.minimum(MIN_PRIORITY), z.maximum(MAX_PRIORITY)))
 
 /** How far from now a job or event may be scheduled, either way: the largest `delay`, the reach of `runAt`. */
 export const MAX_SCHEDULE_MS = 10 * 365 * 86_400_000
@@ -73,13 +73,15 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.2,
 }
 
-export const retrySchema = z.strictObject({
-  maxAttempts: z.optional(z.int().check(z.minimum(1), z.maximum(1000))),
-  baseDelayMs: z.optional(z.int().check(z.minimum(0))),
-  factor: z.optional(z.number().check(z.minimum(1), z.maximum(100))),
-  maxDelayMs: z.optional(z.int().check(z.minimum(0))),
-  jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
-})
+export const retrySchema = z.lazy(() =>
+  z.strictObject({
+    maxAttempts: z.optional(z.int().check(z.minimum(1), z.maximum(1000))),
+    baseDelayMs: z.optional(z.int().check(z.minimum(0))),
+    factor: z.optional(z.number().check(z.minimum(1), z.maximum(100))),
+    maxDelayMs: z.optional(z.int().check(z.minimum(0))),
+    jitter: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+  }),
+)
 
 export interface ConcurrencyOptions<I> {
   /** Jobs of one key queued or running at once, 1..10,000. */
@@ -102,22 +104,28 @@ export interface UniqueOptions<I> {
   ttl?: number
 }
 
-export const concurrencySchema = z.strictObject({
-  limit: z.int().check(z.minimum(1), z.maximum(10_000)),
-  key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
-  ttl: z.optional(z.int().check(z.positive())),
-  onConflict: z.optional(z.enum(['block', 'discard', 'raise'])),
-})
+export const concurrencySchema = z.lazy(() =>
+  z.strictObject({
+    limit: z.int().check(z.minimum(1), z.maximum(10_000)),
+    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
+    ttl: z.optional(z.int().check(z.positive())),
+    onConflict: z.optional(z.enum(['block', 'discard', 'raise'])),
+  }),
+)
 
-export const uniqueSchema = z.strictObject({
-  key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
-  strategy: z.optional(z.enum(['until-executed', 'while-executing'])),
-  onConflict: z.optional(z.enum(['reject', 'discard', 'log'])),
-  ttl: z.optional(z.int().check(z.positive())),
-})
+export const uniqueSchema = z.lazy(() =>
+  z.strictObject({
+    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', 'must be a function'),
+    strategy: z.optional(z.enum(['until-executed', 'while-executing'])),
+    onConflict: z.optional(z.enum(['reject', 'discard', 'log'])),
+    ttl: z.optional(z.int().check(z.positive())),
+  }),
+)
 
 /** A retry option: a number of attempts or a (partial) policy. */
-export const retryOptionSchema = z.union([z.int().check(z.minimum(1), z.maximum(1000)), retrySchema])
+export const retryOptionSchema = z.lazy(() =>
+  z.union([z.int().check(z.minimum(1), z.maximum(1000)), retrySchema]),
+)
 
 /** The full policy from a retry option, defaults filled in. */
 export function resolveRetry(retry: number | Partial<RetryPolicy> | undefined): Readonly<RetryPolicy> {
@@ -142,22 +150,24 @@ export const inputSchemaSchema = /* @__PURE__ */ z.custom<InputSchema>(
 )
 
 // Pure: bundles without defineJob (the edge one) leave it out.
-const definitionSchema = /* @__PURE__ */ z.looseObject({
-  name: nameSchema,
-  queue: z.optional(nameSchema),
-  input: inputSchemaSchema,
-  retry: z.optional(retryOptionSchema),
-  timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
-  queueTimeout: z.optional(z.int().check(z.positive())),
-  priority: z.optional(prioritySchema),
-  concurrency: z.optional(concurrencySchema),
-  unique: z.optional(uniqueSchema),
-  admission: z.optional(admissionSchema),
-  run: z.custom<(...args: unknown[]) => unknown>(
-    (value) => typeof value === 'function',
-    'must be a function',
-  ),
-})
+const definitionSchema = /* @__PURE__ */ z.lazy(() =>
+  z.looseObject({
+    name: nameSchema,
+    queue: z.optional(nameSchema),
+    input: inputSchemaSchema,
+    retry: given(() => retryOptionSchema),
+    timeout: z.optional(z.int().check(z.positive(), z.maximum(86_400_000))),
+    queueTimeout: z.optional(z.int().check(z.positive())),
+    priority: z.optional(prioritySchema),
+    concurrency: given(() => concurrencySchema),
+    unique: given(() => uniqueSchema),
+    admission: given(() => admissionSchema),
+    run: z.custom<(...args: unknown[]) => unknown>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    ),
+  }),
+)
 
 // The hook a subscriber plugs into a job lives here, not in events/: events are built on jobs,
 // so jobs/ never imports events/ (events/subscriber.ts re-exports these types).

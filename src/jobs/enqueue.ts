@@ -43,29 +43,38 @@ const withinReach = (value: Date | string): boolean =>
   Math.abs(new Date(value).getTime() - Date.now()) <= MAX_SCHEDULE_MS
 const REACH = { message: 'must be within 10 years of now, before or after' }
 
-export const enqueueOptionsSchema = z.strictObject({
-  delay: z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS))),
-  runAt: z.optional(
-    z.union([z.date(), z.iso.datetime({ offset: true })]).check(z.refine(withinReach, REACH)),
-  ),
-  priority: z.optional(prioritySchema),
-  batch: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a batch id'))),
-  tx: z.optional(
-    z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
-  ),
-})
+const delaySchema = () => z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS)))
+
+export const enqueueOptionsSchema = z.lazy(() =>
+  z.strictObject({
+    delay: delaySchema(),
+    runAt: z.optional(
+      z.union([z.date(), z.iso.datetime({ offset: true })]).check(z.refine(withinReach, REACH)),
+    ),
+    priority: z.optional(prioritySchema),
+    batch: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a batch id'))),
+    tx: z.optional(
+      z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
+    ),
+  }),
+)
 
 /** The JSON body of an HTTP enqueue (`POST /jobs/:name`): the input and the options a caller may set. */
-export const enqueueRequestSchema = z
-  .strictObject({
-    input: z.unknown(),
-    delay: enqueueOptionsSchema.shape.delay,
-    runAt: z.optional(z.iso.datetime({ offset: true }).check(z.refine(withinReach, REACH))),
-    priority: enqueueOptionsSchema.shape.priority,
-  })
-  .check(
-    z.refine((body) => 'input' in body, { path: ['input'], message: 'is required (use null for no input)' }),
-  )
+export const enqueueRequestSchema = z.lazy(() =>
+  z
+    .strictObject({
+      input: z.unknown(),
+      delay: delaySchema(),
+      runAt: z.optional(z.iso.datetime({ offset: true }).check(z.refine(withinReach, REACH))),
+      priority: z.optional(prioritySchema),
+    })
+    .check(
+      z.refine((body) => 'input' in body, {
+        path: ['input'],
+        message: 'is required (use null for no input)',
+      }),
+    ),
+)
 
 const encoder = new TextEncoder()
 

@@ -59,14 +59,16 @@ export const MAINTENANCE_DEFAULTS: MaintenanceOptions = {
   statsRetentionMs: 7 * 86_400_000,
 }
 
-export const maintenanceOptionsSchema = z.partial(
-  z.strictObject({
-    archiveRetentionMs: z.int().check(z.minimum(0)),
-    batchSize: z.int().check(z.minimum(1), z.maximum(1_000_000)),
-    intervalMs: z.int().check(z.minimum(0), z.maximum(86_400_000)),
-    batchRetentionMs: z.int().check(z.minimum(0)),
-    statsRetentionMs: z.int().check(z.minimum(0)),
-  }),
+export const maintenanceOptionsSchema = z.lazy(() =>
+  z.partial(
+    z.strictObject({
+      archiveRetentionMs: z.int().check(z.minimum(0)),
+      batchSize: z.int().check(z.minimum(1), z.maximum(1_000_000)),
+      intervalMs: z.int().check(z.minimum(0), z.maximum(86_400_000)),
+      batchRetentionMs: z.int().check(z.minimum(0)),
+      statsRetentionMs: z.int().check(z.minimum(0)),
+    }),
+  ),
 )
 
 /**
@@ -106,10 +108,12 @@ export function coreTasks(options: MaintenanceOptions): MaintenanceTask[] {
   ]
 }
 
-const taskSchema = z.object({
-  name: z.string().check(z.regex(/^[a-z][a-z0-9-]{0,62}$/)),
-  intervalMs: z.int().check(z.minimum(0)),
-})
+const taskSchema = z.lazy(() =>
+  z.object({
+    name: z.string().check(z.regex(/^[a-z][a-z0-9-]{0,62}$/)),
+    intervalMs: z.int().check(z.minimum(0)),
+  }),
+)
 
 export function validateTasks(tasks: readonly MaintenanceTask[]): void {
   const names = new Set<string>()

@@ -4,16 +4,18 @@ import { ConfigError, toIssues } from '../errors.js'
 import { ONCE } from '../validate.js'
 import { WAKE_DEFAULTS, type WakeOptions } from './send.js'
 
-const wakeSchema = z.strictObject({
-  url: z.optional(z.url()),
-  secret: z.optional(z.string().check(z.minLength(16))),
-  onEnqueue: z.optional(z.boolean()),
-  debounceMs: z.optional(z.int().check(z.minimum(0), z.maximum(3_600_000))),
-  timeoutMs: z.optional(z.int().check(z.minimum(1), z.maximum(60_000))),
-  maxParallel: z.optional(z.int().check(z.minimum(1), z.maximum(100))),
-  jobsPerDrain: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
-  waitUntil: z.optional(callable()),
-})
+const wakeSchema = z.lazy(() =>
+  z.strictObject({
+    url: z.optional(z.url()),
+    secret: z.optional(z.string().check(z.minLength(16))),
+    onEnqueue: z.optional(z.boolean()),
+    debounceMs: z.optional(z.int().check(z.minimum(0), z.maximum(3_600_000))),
+    timeoutMs: z.optional(z.int().check(z.minimum(1), z.maximum(60_000))),
+    maxParallel: z.optional(z.int().check(z.minimum(1), z.maximum(100))),
+    jobsPerDrain: z.optional(z.int().check(z.minimum(1), z.maximum(1_000_000))),
+    waitUntil: z.optional(callable()),
+  }),
+)
 
 export type WakeInput = Partial<WakeOptions>
 
@@ -22,7 +24,8 @@ export function resolveWake(
   input: WakeInput | undefined,
   env: Record<string, string | undefined>,
 ): Readonly<WakeOptions> {
-  const parsed = wakeSchema.safeParse(input ?? {}, ONCE)
+  // No options, nothing to check: the schema is not built (see validate.ts).
+  const parsed = input === undefined ? { success: true as const } : wakeSchema.safeParse(input, ONCE)
   if (!parsed.success) {
     throw new ConfigError(
       `Invalid wake options: ${parsed.error.issues[0]?.message}`,

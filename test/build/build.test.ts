@@ -341,6 +341,18 @@ describe('lean functions', () => {
     expect(api).toContain('openapi:"3.1')
   })
 
+  test('loading the drain function builds only the schemas of the options its app sets', () => {
+    // The example app sets admission policies, subscribers and a recurring task, so theirs are built.
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/zod-builds.ts', join(built.outDir, 'functions/aws/drain.mjs')],
+      { cwd: root, encoding: 'utf8' },
+    )
+    expect(child.status, child.stderr).toBe(0)
+    // 746 when every module built its schemas at import; 367 when this test was written.
+    expect((JSON.parse(child.stdout) as { imported: number }).imported).toBeLessThanOrEqual(450)
+  })
+
   test("the drain, maintenance and edge enqueue bundles carry none of Hono's default routers", async () => {
     // keepNames keeps the routers' class names. aws/maintain.mjs answers EventBridge: no router at all.
     const routers = (code: string) => [...new Set(code.match(/"[A-Za-z]*Router"/g) ?? [])].sort()
