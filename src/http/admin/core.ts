@@ -19,42 +19,48 @@ const failures = {
   415: { description: 'Body not declared JSON', schema: errorBody },
 }
 
-const enqueueResult = z.union([
-  z.object({ id: z.string(), status: z.enum(['enqueued', 'blocked']) }),
-  z.object({ id: z.null(), status: z.literal('duplicate'), existingId: z.string() }),
-  z.object({ id: z.null(), status: z.literal('discarded') }),
-])
+const enqueueResult = z.lazy(() =>
+  z.union([
+    z.object({ id: z.string(), status: z.enum(['enqueued', 'blocked']) }),
+    z.object({ id: z.null(), status: z.literal('duplicate'), existingId: z.string() }),
+    z.object({ id: z.null(), status: z.literal('discarded') }),
+  ]),
+)
 
-const publishResult = z.object({ eventId: z.string(), jobs: z.number() })
+const publishResult = z.lazy(() => z.object({ eventId: z.string(), jobs: z.number() }))
 
-const drainSummary = z.looseObject({
-  invocationId: z.string(),
-  queues: z.array(z.string()),
-  claimed: z.number(),
-  completed: z.number(),
-  failed: z.number(),
-  retried: z.number(),
-  deadLettered: z.number(),
-  expired: z.number(),
-  handedBack: z.number(),
-  lostLeases: z.number(),
-  remainingReady: z.number(),
-  stoppedBy: z.string(),
-  durationMs: z.number(),
-})
+const drainSummary = z.lazy(() =>
+  z.looseObject({
+    invocationId: z.string(),
+    queues: z.array(z.string()),
+    claimed: z.number(),
+    completed: z.number(),
+    failed: z.number(),
+    retried: z.number(),
+    deadLettered: z.number(),
+    expired: z.number(),
+    handedBack: z.number(),
+    lostLeases: z.number(),
+    remainingReady: z.number(),
+    stoppedBy: z.string(),
+    durationMs: z.number(),
+  }),
+)
 
-const maintenanceReport = z.object({
-  ranAt: z.string(),
-  tasks: z.array(
-    z.object({
-      task: z.string(),
-      ran: z.boolean(),
-      rows: z.number(),
-      ms: z.number(),
-      error: z.string().optional(),
-    }),
-  ),
-})
+const maintenanceReport = z.lazy(() =>
+  z.object({
+    ranAt: z.string(),
+    tasks: z.array(
+      z.object({
+        task: z.string(),
+        ran: z.boolean(),
+        rows: z.number(),
+        ms: z.number(),
+        error: z.string().optional(),
+      }),
+    ),
+  }),
+)
 
 const topicParams = z
   .object({ topic: z.string().meta({ description: 'Dot-separated segments, e.g. `order.created`.' }) })

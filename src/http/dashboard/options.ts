@@ -57,42 +57,46 @@ export interface ResolvedDashboardOptions {
 
 const RESERVED = ['/api', '/jobs', '/events', '/drain', '/maintain', '/health', '/metrics', '/openapi.json']
 
-const pathSchema = z
-  .string()
-  .regex(/^(\/[a-z0-9][a-z0-9._-]*)+$/, 'must be a path such as /dashboard (lowercase, no trailing slash)')
-  .refine(
-    (path) => !RESERVED.some((r) => path === r || path.startsWith(`${r}/`)),
-    'must not shadow a route of the API (/api, /jobs, /events, /drain, /maintain, /health, /metrics)',
-  )
+const pathSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(/^(\/[a-z0-9][a-z0-9._-]*)+$/, 'must be a path such as /dashboard (lowercase, no trailing slash)')
+    .refine(
+      (path) => !RESERVED.some((r) => path === r || path.startsWith(`${r}/`)),
+      'must not shadow a route of the API (/api, /jobs, /events, /drain, /maintain, /health, /metrics)',
+    ),
+)
 
-const objectSchema = z
-  .object({
-    path: pathSchema.optional(),
-    readOnly: z.boolean().optional(),
-    authorize: z.optional(callable()),
-    defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
-    horizonWarning: z
-      .object({
-        xminAge: z.number().int().min(0).max(2_000_000_000).optional(),
-        heldMs: z.number().int().min(0).max(86_400_000).optional(),
-      })
-      .strict()
-      .optional(),
-    actionBudgetMs: z.number().int().min(0).max(600_000).optional(),
-    loginThrottle: z
-      .object({
-        freeAttempts: z.number().int().min(0).max(1000).optional(),
-        baseDelayMs: z.number().int().min(0).max(3_600_000).optional(),
-        maxDelayMs: z.number().int().min(0).max(3_600_000).optional(),
-      })
-      .strict()
-      .optional(),
-    clientKey: z.optional(callable()),
-  })
-  .strict()
+const objectSchema = z.lazy(() =>
+  z
+    .object({
+      path: pathSchema.optional(),
+      readOnly: z.boolean().optional(),
+      authorize: z.optional(callable()),
+      defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
+      horizonWarning: z
+        .object({
+          xminAge: z.number().int().min(0).max(2_000_000_000).optional(),
+          heldMs: z.number().int().min(0).max(86_400_000).optional(),
+        })
+        .strict()
+        .optional(),
+      actionBudgetMs: z.number().int().min(0).max(600_000).optional(),
+      loginThrottle: z
+        .object({
+          freeAttempts: z.number().int().min(0).max(1000).optional(),
+          baseDelayMs: z.number().int().min(0).max(3_600_000).optional(),
+          maxDelayMs: z.number().int().min(0).max(3_600_000).optional(),
+        })
+        .strict()
+        .optional(),
+      clientKey: z.optional(callable()),
+    })
+    .strict(),
+)
 
 /** The option's shape as createApp checks it; its fields are checked by resolveDashboardOptions, which names them. */
-export const dashboardOptionSchema = z.union([z.boolean(), z.record(z.string(), z.unknown())])
+export const dashboardOptionSchema = z.lazy(() => z.union([z.boolean(), z.record(z.string(), z.unknown())]))
 
 /** The dashboard option of createApp, checked; undefined when the dashboard is off. */
 export function resolveDashboardOptions(

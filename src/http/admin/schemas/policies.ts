@@ -9,51 +9,50 @@ export const partitionParams = z.object({ policy: policyNameSchema, partition: p
 
 export const partitionsQuery = z.object({ limit: limitSchema(1000, 100), offset: offsetSchema }).strict()
 
-export const capBody = z.object({ cap: partitionCapSchema }).strict()
+export const capBody = z.lazy(() => z.object({ cap: partitionCapSchema }).strict())
 
 /**
  * A partition named in the body: every key can be sent this way, including those a path segment
  * cannot carry ("", ".", "..", keys with "/").
  */
-export const partitionBody = z
-  .object({
-    partition: partitionKeySchema.check(
-      z.meta({ description: 'The partition key, any string ("" included)' }),
-    ),
-  })
-  .strict()
+const partitionField = () =>
+  partitionKeySchema.check(z.meta({ description: 'The partition key, any string ("" included)' }))
 
-export const partitionCapBody = z
-  .object({ partition: partitionBody.shape.partition, cap: partitionCapSchema })
-  .strict()
+export const partitionBody = z.object({ partition: partitionField() }).strict()
 
-export const policyRow = z.object({
-  name: z.string(),
-  queue: z.string(),
-  globalMax: z.number().nullable(),
-  partitions: z.number(),
-  pending: z.number(),
-  inFlight: z.number(),
-  pausedPartitions: z.number(),
-})
+export const partitionCapBody = z.object({ partition: partitionField(), cap: partitionCapSchema }).strict()
 
-export const policiesResponse = z.object({ policies: z.array(policyRow) })
+export const policyRow = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    queue: z.string(),
+    globalMax: z.number().nullable(),
+    partitions: z.number(),
+    pending: z.number(),
+    inFlight: z.number(),
+    pausedPartitions: z.number(),
+  }),
+)
 
-export const partitionRow = z.object({
-  partition: z.string(),
-  pending: z.number(),
-  inFlight: z.number(),
-  tokens: z.number().nullable(),
-  msUntilNextToken: z.number().nullable(),
-  cap: z.number().nullable(),
-  adaptiveCap: z.number().nullable(),
-  ewmaLagMs: z.number().nullable(),
-  paused: z.boolean(),
-  capOverride: z.number().nullable(),
-  slowUntil: ts.nullable(),
-  lastEnqueuedAt: ts.nullable(),
-  lastAdmittedAt: ts.nullable(),
-  reason: z.string().nullable(),
-})
+export const policiesResponse = z.lazy(() => z.object({ policies: z.array(policyRow) }))
 
-export const partitionsResponse = z.object({ partitions: z.array(partitionRow) })
+export const partitionRow = z.lazy(() =>
+  z.object({
+    partition: z.string(),
+    pending: z.number(),
+    inFlight: z.number(),
+    tokens: z.number().nullable(),
+    msUntilNextToken: z.number().nullable(),
+    cap: z.number().nullable(),
+    adaptiveCap: z.number().nullable(),
+    ewmaLagMs: z.number().nullable(),
+    paused: z.boolean(),
+    capOverride: z.number().nullable(),
+    slowUntil: ts.nullable(),
+    lastEnqueuedAt: ts.nullable(),
+    lastAdmittedAt: ts.nullable(),
+    reason: z.string().nullable(),
+  }),
+)
+
+export const partitionsResponse = z.lazy(() => z.object({ partitions: z.array(partitionRow) }))

@@ -9,37 +9,43 @@ export const recurringQuery = z
   .object({ task: z.optional(nameSchema), limit: limitSchema(1000, 100) })
   .strict()
 
-export const triggerResponse = z.object({ id: z.string().nullable(), status: z.string(), slot: ts })
+export const triggerResponse = z.lazy(() =>
+  z.object({ id: z.string().nullable(), status: z.string(), slot: ts }),
+)
 
-export const recurringTasksResponse = z.object({
-  tasks: z.array(
-    z.object({
-      task: z.string(),
-      cron: z.string(),
-      timezone: z.string(),
-      job: z.string(),
-      lastSlot: ts,
-      nextSlot: ts.nullable(),
-      lastRun: z
-        .object({
-          slot: ts,
-          jobId: z.string().nullable(),
-          status: z.string().nullable(),
-          manual: z.boolean(),
-          outcome: z.string().nullable(),
-        })
-        .nullable(),
-    }),
-  ),
-})
+export const recurringTasksResponse = z.lazy(() =>
+  z.object({
+    tasks: z.array(
+      z.object({
+        task: z.string(),
+        cron: z.string(),
+        timezone: z.string(),
+        job: z.string(),
+        lastSlot: ts,
+        nextSlot: ts.nullable(),
+        lastRun: z
+          .object({
+            slot: ts,
+            jobId: z.string().nullable(),
+            status: z.string().nullable(),
+            manual: z.boolean(),
+            outcome: z.string().nullable(),
+          })
+          .nullable(),
+      }),
+    ),
+  }),
+)
 
-export const recurringRun = z.object({
-  task: z.string(),
-  slot: ts,
-  jobId: z.string().nullable(),
-  status: z.string().nullable(),
-  enqueuedAt: ts,
-  manual: z.boolean(),
-})
+export const recurringRun = z.lazy(() =>
+  z.object({
+    task: z.string(),
+    slot: ts,
+    jobId: z.string().nullable(),
+    status: z.string().nullable(),
+    enqueuedAt: ts,
+    manual: z.boolean(),
+  }),
+)
 
-export const recurringResponse = z.object({ runs: z.array(recurringRun) })
+export const recurringResponse = z.lazy(() => z.object({ runs: z.array(recurringRun) }))
