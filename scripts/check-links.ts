@@ -74,8 +74,38 @@ export function brokenLinks(): string[] {
   return broken
 }
 
+/** Whether the package ships `path` (relative to the root), by package.json `files`. */
+export function shipped(path: string): boolean {
+  const files: string[] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files ?? []
+  const matches = (entry: string): boolean => path === entry || path.startsWith(`${entry}/`)
+  return (
+    files.some((entry) => !entry.startsWith('!') && matches(entry)) &&
+    !files.some((entry) => entry.startsWith('!') && matches(entry.slice(1)))
+  )
+}
+
+/**
+ * Relative links of the files the package ships (README, CHANGELOG, docs/) to files it does not
+ * ship: they resolve in the repository and are broken for whoever reads the installed package.
+ * Link those with an absolute REPOSITORY_FILES address.
+ */
+export function unshippedLinks(): string[] {
+  const out: string[] = []
+  for (const file of markdownFiles()) {
+    const from = relative(root, file)
+    if (!existsSync(file) || !shipped(from)) continue
+    for (const m of prose(readFileSync(file, 'utf8')).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+      const [path = ''] = (m[1] ?? '').split('#')
+      if (path === '' || /^[a-z]+:/i.test(path)) continue
+      const target = relative(root, resolve(dirname(file), path))
+      if (!shipped(target)) out.push(`${from}: ${m[1]} (${target} is not in the package)`)
+    }
+  }
+  return out
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const broken = brokenLinks()
+  const broken = [...brokenLinks(), ...unshippedLinks()]
   for (const line of broken) console.log(line)
   console.log(broken.length === 0 ? 'links: all resolve' : `links: ${broken.length} broken`)
   process.exit(broken.length === 0 ? 0 : 1)

@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { anchors, brokenLinks } from '../../scripts/check-links.js'
+import { anchors, brokenLinks, shipped, unshippedLinks } from '../../scripts/check-links.js'
 
 describe('docs links', () => {
   it('every relative link in the README, CONTRIBUTING, CHANGELOG and docs/ resolves to a file and a heading', () => {
     expect(brokenLinks()).toEqual([])
+  })
+
+  it('the docs the package ships link only to files it ships (others absolutely, to the repository)', () => {
+    expect(shipped('docs/http.md')).toBe(true)
+    expect(shipped('docs/screenshots/overview.png')).toBe(false)
+    expect(shipped('examples/node-server.ts')).toBe(false)
+    expect(unshippedLinks()).toEqual([])
   })
 
   it('computes anchors the way GitHub does', () => {
