@@ -15,6 +15,7 @@ import { EVENT_DEFAULTS, type EventOptions, eventOptionsSchema } from './events/
 import { type AnySubscriber, isSubscriber } from './events/subscriber.js'
 import type { AnyJob } from './jobs/define.js'
 import type { Hooks } from './jobs/hooks.js'
+import { firstIssue } from './json.js'
 import {
   MAINTENANCE_DEFAULTS,
   type MaintenanceOptions,
@@ -225,9 +226,8 @@ function defaultEnv(): Record<string, string | undefined> {
 export function resolveConfig(options: SluiceOptions): ResolvedConfig {
   const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
-    const first = parsed.error.issues[0]
     throw new ConfigError(
-      `Invalid Sluice options: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      `Invalid Sluice options${firstIssue(parsed.error.issues)}`,
       toIssues(parsed.error.issues),
     )
   }

@@ -93,9 +93,17 @@ export class ConfigError extends SluiceError {
   }
 }
 
+/**
+ * A name the caller sent, quoted for a message: at most 80 characters of it, so that an error
+ * never echoes a hostile request's whole path or body back.
+ */
+export function quoted(name: string): string {
+  return JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)
+}
+
 export class UnknownJobError extends SluiceError {
   constructor(name: string) {
-    super('UNKNOWN_JOB', `No job named "${name}" is defined.`)
+    super('UNKNOWN_JOB', `No job named ${quoted(name)} is defined.`)
   }
 }
 

@@ -102,6 +102,21 @@ export function jsonPath(root: string, path: readonly (string | number)[]): stri
 }
 
 /**
+ * The first issue of a failed parse of something a developer wrote (a job, contract,
+ * subscriber or recurring task definition, Sluice's options), as the error message says it:
+ * `at retry.maxAttempts: Too small: expected number to be >=1`, or `: message` at the root.
+ */
+export function firstIssue(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  const first = issues[0]
+  if (!first) return ': invalid'
+  const path = jsonPath(
+    '',
+    first.path.map((part) => (typeof part === 'number' ? part : String(part))),
+  )
+  return `${path ? ` at ${path}` : ''}: ${first.message}`
+}
+
+/**
  * Throws a ValidationError (400, INVALID_INPUT) when `value` cannot be stored (see jsonProblem).
  * The message names the culprit by its path from `root` (`input.a.b[3]`) after `context`; the
  * issue's path is `prefix` followed by the path inside the value.

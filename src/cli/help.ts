@@ -7,6 +7,7 @@ type Helpful = Pick<AnyCommand, 'name' | 'summary' | 'usage' | 'help'>
 
 const ALL: Helpful[] = [devHelp, ...COMMANDS.values(), ...TOOLS.values()]
 
+/** Every command, in the order --help lists them (the hint for an unknown command lists these). */
 export const COMMAND_NAMES = ALL.map((c) => c.name)
 
 const GLOBAL = `Flags every command takes:
@@ -23,7 +24,6 @@ Usage: sluice <command> [flags]
 
 Commands:
 ${ALL.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
-  ${'secret'.padEnd(width)}  generate | check | aws-json: a deployment's secrets (no config, no database)
 
 ${GLOBAL}
 

@@ -1,16 +1,15 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs'
+import { closest } from '../drain/queues.js'
 import { parseCommandArgs } from './args.js'
 import { type AnyCommand, execute, type Interrupt } from './command.js'
 import { devHelp, runDev } from './commands/dev.js'
 import { COMMANDS } from './commands/index.js'
-import { runSecret } from './commands/secret.js'
 import { CliError, EXIT, type Explained, explain, UsageError } from './errors.js'
 import { COMMAND_NAMES, commandHelp, findHelp, topHelp } from './help.js'
 import { displayPath, findConfig, loadApp } from './load-config.js'
 import { color, formatError, keepStdoutForJson, write } from './output.js'
 import { runOnDevServer } from './remote.js'
-import { closest } from './suggest.js'
 import { chooseTarget, type Target, unreachableHint } from './target.js'
 import { TOOLS } from './tools.js'
 
@@ -105,13 +104,6 @@ async function main(argv: readonly string[]): Promise<number> {
     await write(asked ? process.stdout : process.stderr, topHelp())
     return asked ? EXIT.OK : EXIT.USAGE
   }
-  // Needs no config and no database.
-  if (name === 'secret')
-    return runSecret(rest, {
-      env: process.env,
-      out: (text) => process.stdout.write(text),
-      err: (text) => process.stderr.write(text),
-    })
   if (name === 'help') {
     const about = rest.find((a) => !a.startsWith('-'))
     const found = about ? findHelp(about) : undefined

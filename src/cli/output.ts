@@ -101,3 +101,8 @@ export function formatError(error: Explained): string {
   if (error.hint) lines.push(`hint: ${error.hint}`)
   return lines.join('\n')
 }
+
+/** `1 due job`, `2 due jobs`: a count and its noun, singular for exactly one. */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`
+}

@@ -72,6 +72,24 @@ export async function requireEmbedded(command: string): Promise<void> {
 }
 
 /**
+ * DATABASE_URL as the CLI hands it to the config, refused at once (exit 2, naming the variable)
+ * unless it is a URL `connect` opens: postgres:// or postgresql://, pglite:memory or pglite:<directory>.
+ */
+export function checkDatabaseUrl(url: string, source = 'DATABASE_URL'): string {
+  if (/^postgres(ql)?:\/\//.test(url) || url.startsWith('pglite:')) return url
+  throw new CliError(
+    `${source} is not a database URL Sluice can open: "${url.replace(/:[^:@/]*@/, ':***@')}".`,
+    {
+      code: 'INVALID_CONFIG',
+      exitCode: EXIT.USAGE,
+      hint:
+        `Set ${source} to postgres://user:password@host:5432/db (or postgresql://…), or to pglite:memory ` +
+        'or pglite:<directory> for an embedded PGlite; or unset it to use the embedded database in ./.sluice/pglite.',
+    },
+  )
+}
+
+/**
  * Picks where a command runs. DATABASE_URL wins and is used directly. Without it the
  * command needs the embedded database in `<data dir>/pglite`: if `sluice dev` holds it
  * and answers, the command runs inside the dev server; otherwise the command takes the
@@ -89,6 +107,7 @@ export async function chooseTarget(
 ): Promise<Target> {
   const url = process.env.DATABASE_URL
   if (url) {
+    checkDatabaseUrl(url)
     await options.beforeOpening?.()
     return { via: 'direct', database: url, where: describeUrl(url) }
   }

@@ -1,10 +1,11 @@
 /**
- * Commands that work on the project's files, not on a queue: `sluice init` and `sluice build`.
- * They load no config and open no database.
+ * Commands that work on the project's files or environment, not on a queue: `sluice init`,
+ * `sluice build` and `sluice secret`. They load no config and open no database.
  */
 import { join } from 'node:path'
 import { buildFunctions } from '../build/build.js'
 import type { OptionsConfig, Parsed } from './args.js'
+import { secretCommand, secretHelp } from './commands/secret.js'
 import { EXIT, type ExitCode, UsageError } from './errors.js'
 import { init, PLATFORMS, type Platform } from './init/init.js'
 import { color, write } from './output.js'
@@ -98,6 +99,18 @@ Node built-in. Prints each bundle's size. Needs esbuild (\`npm install --save-de
   },
 }
 
+const secretTool: Tool = {
+  ...secretHelp,
+  options: {},
+  async run(parsed) {
+    return secretCommand(parsed, {
+      env: process.env,
+      out: (text) => void process.stdout.write(text),
+      err: (text) => void process.stderr.write(text),
+    })
+  },
+}
+
 export const TOOLS: ReadonlyMap<string, Tool> = new Map(
-  [initTool, buildTool].map((tool) => [tool.name, tool]),
+  [initTool, buildTool, secretTool].map((tool) => [tool.name, tool]),
 )

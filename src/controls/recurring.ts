@@ -4,6 +4,7 @@ import type { Db } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
 import type { AnyJob } from '../jobs/define.js'
 import { prepare } from '../jobs/enqueue.js'
+import { firstIssue } from '../json.js'
 import { nameSchema } from '../names.js'
 import type { NewJob } from '../sql/enqueue.js'
 import { enqueueRecurring, syncRecurring } from '../sql/recurring.js'
@@ -61,7 +62,7 @@ export function defineRecurring(options: RecurringOptions): RecurringTask {
   const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     throw new ConfigError(
-      `Invalid recurring task: ${parsed.error.issues[0]?.message}`,
+      `Invalid recurring task${typeof options?.name === 'string' ? ` "${options.name}"` : ''}${firstIssue(parsed.error.issues)}`,
       toIssues(parsed.error.issues),
     )
   }

@@ -22,6 +22,7 @@ import {
   type SubscriberRuntime,
   type SubscriberSpec,
 } from '../jobs/define.js'
+import { firstIssue } from '../json.js'
 import { nameSchema } from '../names.js'
 import { given, ONCE } from '../validate.js'
 import { patternRegex, patternSchema } from './topics.js'
@@ -127,9 +128,8 @@ export function defineSubscriber<S extends InputSchema = z.ZodMiniUnknown>(
   const parsed = optionsSchema.safeParse(options, ONCE)
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
-    const first = parsed.error.issues[0]
     throw new ConfigError(
-      `Invalid subscriber${name}: ${first?.path.join('.') || '(root)'} ${first?.message}`,
+      `Invalid subscriber${name}${firstIssue(parsed.error.issues)}`,
       toIssues(parsed.error.issues),
     )
   }

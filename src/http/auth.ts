@@ -17,13 +17,13 @@ export type AuthMiddleware = MiddlewareHandler & { readonly check: AuthCheck }
 
 /** Secrets and tokens: 16 to 1,024 visible ASCII characters (they travel in headers and env vars). */
 export const secretSchema = z.lazy(() =>
-  z
-    .string()
-    .check(
-      z.minLength(16, 'must be at least 16 characters'),
-      z.maxLength(1024),
-      z.regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces'),
-    ),
+  z.string().check(
+    z.minLength(16, 'must be at least 16 characters'),
+    z.maxLength(1024, {
+      error: (issue) => `is ${String(issue.input).length.toLocaleString('en-US')} characters; at most 1,024`,
+    }),
+    z.regex(/^[\x21-\x7e]+$/, 'must be visible ASCII characters, no spaces'),
+  ),
 )
 
 const rotatingSecrets = z.lazy(() =>

@@ -55,6 +55,21 @@ async function readLimited(c: Context, limit: number): Promise<Uint8Array> {
 }
 
 /**
+ * Refuses, with 415 `UNSUPPORTED_MEDIA_TYPE`, a body sent compressed (a `Content-Encoding` other
+ * than identity): it is never decompressed, and its bytes are not the JSON they stand for.
+ */
+export function assertIdentityEncoding(c: Context): void {
+  const encoding = c.req.header('content-encoding')?.trim()
+  if (encoding && encoding.toLowerCase() !== 'identity')
+    throw new HttpError(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      `The request body must not be compressed: Content-Encoding ${encoding.slice(0, 100)} is not supported ` +
+        '(send it as plain JSON).',
+    )
+}
+
+/**
  * The raw request body, read at most once per request and never beyond `limit` bytes:
  * a Content-Length above the limit is refused before reading, and a body that turns out
  * longer than its header (or has none) is cut off as soon as it passes the limit.
@@ -62,6 +77,11 @@ async function readLimited(c: Context, limit: number): Promise<Uint8Array> {
 export function readBody(c: Context, limit: number): Promise<Uint8Array> {
   let read = reads.get(c.req)
   if (!read) {
+    try {
+      assertIdentityEncoding(c)
+    } catch (error) {
+      return Promise.reject(error)
+    }
     read = readLimited(c, limit)
     reads.set(c.req, read)
   }
@@ -76,6 +96,10 @@ const decoder = new TextDecoder('utf-8', { fatal: true })
 /** The body parsed as JSON; an empty body is `emptyAs`. Bad UTF-8 or JSON is a 400 that says so. */
 export async function readJson(c: Context, limit: number, emptyAs?: unknown): Promise<unknown> {
   const bytes = await readBody(c, limit)
+  // jsonOnly lets a request without a Content-Type through when its headers announce no body (no
+  // Content-Length, no Transfer-Encoding); one that carries a body all the same is refused here.
+  if (bytes.byteLength > 0 && c.req.header('content-type') === undefined)
+    throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as Content-Type: application/json.')
   let text: string
   try {
     text = decoder.decode(bytes)

@@ -1,7 +1,8 @@
 import type { Context, Hono, MiddlewareHandler } from 'hono'
 import * as z from 'zod/mini'
 import { callable } from '../callable.js'
-import { ConfigError, toIssues } from '../errors.js'
+import { findUnknownQueue } from '../drain/queues.js'
+import { ConfigError, toIssues, ValidationError } from '../errors.js'
 import type { Sluice } from '../sluice.js'
 import { traceRoute } from '../tracing/http.js'
 import { Tracing } from '../tracing/otel.js'
@@ -27,10 +28,23 @@ function remaining(option: DrainRouteParts['remainingMs'], c: Context): number |
   return typeof ms === 'number' && Number.isFinite(ms) ? Math.max(0, ms) : undefined
 }
 
+/** Refuses a queue that no job or subscriber of the app uses: a drain of it would claim nothing. */
+function assertKnownQueues(queues: readonly string[] | undefined, known: readonly string[]): void {
+  const unknown = findUnknownQueue(queues ?? [], known)
+  if (!unknown) return
+  const guess = unknown.guess ? ` Did you mean "${unknown.guess}"?` : ''
+  throw new ValidationError(
+    `Invalid request body at queues[${unknown.index}]: no job or subscriber of this app uses queue ` +
+      `"${unknown.queue}".${guess} Queues: ${known.join(', ') || '(none)'}.`,
+    [{ path: ['queues', unknown.index], message: 'is not a queue of any job or subscriber of this app' }],
+  )
+}
+
 /** Adds `POST /drain` to `app`: the drain options in the body, the budget capped by the platform's time left. */
 export function addDrainRoute(app: Hono, sluice: Sluice, parts: DrainRouteParts): void {
   app.post('/drain', parts.traced('/drain'), jsonOnly, parts.guard.write('/drain'), async (c) => {
     const { wakeId: _wakeId, ...body } = parseBody(drainBodySchema, await readJson(c, parts.maxBodyBytes, {}))
+    assertKnownQueues(body.queues, sluice.config.queues)
     const platformRemainingMs = remaining(parts.remainingMs, c)
     const summary = await sluice.drain({
       ...body,

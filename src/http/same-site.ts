@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import * as z from 'zod/mini'
+import { assertIdentityEncoding } from './body.js'
 import { HttpError } from './errors.js'
 
 /**
@@ -142,6 +143,7 @@ const hasBody = (c: Context): boolean => {
  * Refuses, with 415 `UNSUPPORTED_MEDIA_TYPE`, a write whose body is not declared JSON:
  * `text/plain`, forms and multipart are what a web page can send without the browser
  * asking first. A request with neither a body nor a `Content-Type` passes (`curl -X POST`).
+ * A compressed body (`Content-Encoding` other than identity) is refused the same way.
  */
 export const jsonOnly: MiddlewareHandler = async (c, next) => {
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
@@ -152,6 +154,7 @@ export const jsonOnly: MiddlewareHandler = async (c, next) => {
         'UNSUPPORTED_MEDIA_TYPE',
         `Send the body as Content-Type: application/json${type === undefined ? '' : ` (got "${type.slice(0, 100)}")`}.`,
       )
+    assertIdentityEncoding(c)
   }
   await next()
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import { ConfigError, toIssues } from '../errors.js'
+import { firstIssue } from '../json.js'
 import { nameSchema } from '../names.js'
 import { given, ONCE } from '../validate.js'
 import { type AdmissionOptions, admissionSchema } from './admission.js'
@@ -70,7 +71,7 @@ export function defineContract<S extends InputSchema>(options: ContractOptions<S
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     throw new ConfigError(
-      `Invalid job contract${name}: ${parsed.error.issues[0]?.message}`,
+      `Invalid job contract${name}${firstIssue(parsed.error.issues)}`,
       toIssues(parsed.error.issues),
     )
   }

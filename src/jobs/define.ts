@@ -2,6 +2,7 @@ import * as z from 'zod/mini'
 import { $ZodType } from 'zod/v4/core'
 import type { Queryable } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
+import { firstIssue } from '../json.js'
 import { nameSchema } from '../names.js'
 import { given, ONCE } from '../validate.js'
 import {
@@ -277,7 +278,7 @@ export function defineJob<S extends InputSchema>(options: JobOptions<S>): JobDef
   if (!parsed.success) {
     const name = typeof options?.name === 'string' ? ` "${options.name}"` : ''
     throw new ConfigError(
-      `Invalid job definition${name}: ${parsed.error.issues[0]?.message}`,
+      `Invalid job definition${name}${firstIssue(parsed.error.issues)}`,
       toIssues(parsed.error.issues),
     )
   }

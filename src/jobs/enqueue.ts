@@ -28,7 +28,7 @@ import { type AnyJob, type JobShape, MAX_SCHEDULE_MS, prioritySchema } from './d
 export interface EnqueueOptions {
   /** Run no sooner than this many ms from now (the database's clock). */
   delay?: number
-  /** Run no sooner than this moment, at most 10 years before or after now. Wins over `delay`. */
+  /** Run no sooner than this moment, at most 10 years before or after now. Not with `delay`. */
   runAt?: Date | string
   /** 0..32767, lower runs first. Default: the job's priority. */
   priority?: number
@@ -45,18 +45,33 @@ const REACH = { message: 'must be within 10 years of now, before or after' }
 
 const delaySchema = () => z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS)))
 
+/** `delay` and `runAt` both given: which one the caller meant is anyone's guess, so neither is taken. */
+const notBoth = () =>
+  z.refine<{ delay?: unknown; runAt?: unknown }>(
+    (options) => options.delay === undefined || options.runAt === undefined,
+    {
+      path: ['runAt'],
+      message: 'cannot be given with delay: pass one of delay (ms from now) and runAt (a moment)',
+    },
+  )
+
 export const enqueueOptionsSchema = z.lazy(() =>
-  z.strictObject({
-    delay: delaySchema(),
-    runAt: z.optional(
-      z.union([z.date(), z.iso.datetime({ offset: true })]).check(z.refine(withinReach, REACH)),
-    ),
-    priority: z.optional(prioritySchema),
-    batch: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a batch id'))),
-    tx: z.optional(
-      z.custom<unknown>((v) => v === undefined || isClientLike(v), 'must be a client with a query() method'),
-    ),
-  }),
+  z
+    .strictObject({
+      delay: delaySchema(),
+      runAt: z.optional(
+        z.union([z.date(), z.iso.datetime({ offset: true })]).check(z.refine(withinReach, REACH)),
+      ),
+      priority: z.optional(prioritySchema),
+      batch: z.optional(z.string().check(z.regex(/^[0-9]{1,19}$/, 'must be a batch id'))),
+      tx: z.optional(
+        z.custom<unknown>(
+          (v) => v === undefined || isClientLike(v),
+          'must be a client with a query() method',
+        ),
+      ),
+    })
+    .check(notBoth()),
 )
 
 /** The JSON body of an HTTP enqueue (`POST /jobs/:name`): the input and the options a caller may set. */
@@ -73,6 +88,7 @@ export const enqueueRequestSchema = z.lazy(() =>
         path: ['input'],
         message: 'is required (use null for no input)',
       }),
+      notBoth(),
     ),
 )
 

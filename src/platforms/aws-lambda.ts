@@ -5,17 +5,28 @@
  * as a handler returns, so each handler first sees the wake-ups it started out on the wire.
  */
 import { subscribe } from 'node:diagnostics_channel'
-import type { Context } from 'hono'
+import type { Context, Hono } from 'hono'
 import { handle, type LambdaContext } from 'hono/aws-lambda'
-import { ConfigError } from '../errors.js'
+import { ConfigError, ValidationError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
 import { type DrainAppOptions, drainApp } from '../http/drain-app.js'
 import { leanHono } from '../http/router.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
 import { markWakeupSent, pendingWakeups, wakeupsSent } from '../wake/pending.js'
+import {
+  checkHttpEvent,
+  drainNotHttp,
+  errorResult,
+  httpEventKind,
+  type LambdaHttpResult,
+  maintainOverHttp,
+  type NotHttp,
+  notHttpEvent,
+} from './lambda-events.js'
 
 export type { LambdaContext } from 'hono/aws-lambda'
+export type { LambdaHttpResult } from './lambda-events.js'
 
 /** createApp's options (the remaining time comes from the Lambda context), and how long to see wake-ups out. */
 export type LambdaAppOptions = Omit<AppOptions, 'remainingMs'> & {
@@ -61,6 +72,39 @@ function seeWakeupsOut<A extends unknown[], R>(
   }
 }
 
+/**
+ * hono/aws-lambda's handler for `app`, answering in Sluice's JSON error shape what hono cannot
+ * read: an event that is no HTTP request, a body marked base64 that is not, and whatever hono
+ * answers itself without reaching the app (a method or header a fetch Request refuses: hono's own
+ * answer is plain text and bypasses the app's onError). A GET or HEAD is served without its body.
+ */
+function httpHandler(app: Hono, notHttp: NotHttp = notHttpEvent) {
+  // The events that reached the app: hono answers the others itself, without calling it.
+  const reached = new WeakSet<object>()
+  const handler = handle({
+    fetch: (request: Request, env: { event: object }) => {
+      reached.add(env.event)
+      return app.fetch(request, env)
+    },
+  } as unknown as Hono)
+  const unreadable = (event: unknown) =>
+    errorResult(event, new ValidationError('Invalid Lambda event: it cannot be read as an HTTP request.'))
+  return async (event: unknown, context?: LambdaContext): Promise<LambdaHttpResult> => {
+    const checked = checkHttpEvent(event, notHttp)
+    if ('error' in checked) return errorResult(event, checked.error)
+    let result: LambdaHttpResult
+    try {
+      result = (await handler(
+        checked.event as Parameters<typeof handler>[0],
+        context as LambdaContext,
+      )) as LambdaHttpResult
+    } catch {
+      return unreadable(event)
+    }
+    return reached.has(checked.event) ? result : unreadable(event)
+  }
+}
+
 /** An EventBridge (CloudWatch Events) scheduled event, as a `rate(…)` or `cron(…)` rule delivers it. */
 export interface ScheduledEvent {
   'detail-type'?: string
@@ -84,7 +128,7 @@ export function lambdaRemainingMs(c: Context): number | undefined {
 export function apiHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
   const { wakeWaitMs, ...appOptions } = options
   return seeWakeupsOut(
-    handle(createApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })),
+    httpHandler(createApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })),
     wakeWaitMs,
   )
 }
@@ -106,17 +150,22 @@ export function drainHandler(sluice: Sluice, options: LambdaDrainOptions = {}) {
     return app.fetch(new Request(url, c.req.raw), c.env)
   })
   // Jobs may enqueue more jobs: their wake-ups leave before the function freezes too.
-  return seeWakeupsOut(handle(drainOnly), wakeWaitMs)
+  return seeWakeupsOut(httpHandler(drainOnly, drainNotHttp), wakeWaitMs)
 }
 
 /**
  * Maintenance on an EventBridge schedule (`rate(1 minute)`): runs the tasks that are due
  * and returns the report. Overlapping or repeated deliveries are safe: each due task runs once.
+ * An HTTP event (function URL, API Gateway, ALB) runs nothing: it gets a JSON 404 saying that
+ * over HTTP, maintenance is `POST /maintain` on the api function, with credentials.
  */
 export function maintainHandler(sluice: Sluice, options: { wakeWaitMs?: number } = {}) {
   return seeWakeupsOut(
-    async (_event?: ScheduledEvent, _context?: Partial<LambdaContext>): Promise<MaintenanceReport> =>
-      sluice.maintain(),
+    async (
+      event?: ScheduledEvent,
+      _context?: Partial<LambdaContext>,
+    ): Promise<MaintenanceReport | LambdaHttpResult> =>
+      httpEventKind(event) ? errorResult(event, maintainOverHttp()) : sluice.maintain(),
     options.wakeWaitMs,
   )
 }

@@ -14,6 +14,12 @@ export function generateSecret(): string {
     .replace(/=+$/, '')
 }
 
+/** What is wrong with one secret, as a sentence: `SLUICE_SECRET is 1,025 characters; at most 1,024.` */
+function secretProblem(variable: string, secret: string): string | undefined {
+  const parsed = secretSchema.safeParse(secret)
+  return parsed.success ? undefined : `${variable} ${parsed.error.issues[0]?.message}.`
+}
+
 export interface DeployEnvCheck {
   /** DATABASE_URL and SLUICE_SECRET must be set (not only valid when set). Default false. */
   require?: boolean
@@ -29,23 +35,22 @@ export function deployEnvProblems(
   const cron = env.CRON_SECRET?.trim() || undefined
   if (secret === undefined || secret.trim() === '') {
     if (options.require && cron === undefined)
-      problems.push('SLUICE_SECRET is not set: the HTTP routes refuse to start without it.')
+      problems.push(
+        'SLUICE_SECRET is not set: every route that needs credentials answers 500 (INVALID_CONFIG) until it is.',
+      )
   } else {
     const tokens = secret.split(',').map((token) => token.trim())
     if (tokens.length > 2)
       problems.push('SLUICE_SECRET takes at most two comma-separated secrets (the current one and the next).')
     tokens.forEach((token, i) => {
-      const parsed = secretSchema.safeParse(token)
-      if (!parsed.success)
-        problems.push(
-          `SLUICE_SECRET${tokens.length > 1 ? ` (secret ${i + 1})` : ''} ${parsed.error.issues[0]?.message}.`,
-        )
+      const problem = secretProblem(`SLUICE_SECRET${tokens.length > 1 ? ` (secret ${i + 1})` : ''}`, token)
+      if (problem) problems.push(problem)
     })
     if (new Set(tokens).size !== tokens.length) problems.push('SLUICE_SECRET lists the same secret twice.')
   }
   if (cron !== undefined) {
-    const parsed = secretSchema.safeParse(cron)
-    if (!parsed.success) problems.push(`CRON_SECRET ${parsed.error.issues[0]?.message}.`)
+    const problem = secretProblem('CRON_SECRET', cron)
+    if (problem) problems.push(problem)
   }
   const url = env.DATABASE_URL
   if (url === undefined || url.trim() === '') {

@@ -8,7 +8,6 @@
  * each, so that a function made of them bundles only the drain (or maintenance) and starts faster.
  */
 import { type Context, Hono } from 'hono'
-import { handle } from 'hono/vercel'
 import * as z from 'zod/mini'
 import { ConfigError } from '../errors.js'
 import { type AppOptions, createApp } from '../http/app.js'
@@ -67,11 +66,19 @@ function maxDuration(explicit: number | undefined, env: Record<string, string | 
   }
 }
 
-type Timed = { Variables: { sluiceStartedAt: number } }
+/**
+ * What every request carries to the app as its env (`c.env`): when it arrived, so that a request
+ * handed on to a lean app (vercelDrain's `drain.fetch`, with the same env) keeps its arrival time.
+ */
+interface Arrival {
+  sluiceArrivedAt: number
+}
+type Timed = { Bindings: Arrival }
 
 /**
- * Serves `app` with each request's arrival time, and hands the wake-ups it started to waitUntil.
- * `app` is a lean one unless it mounts the whole API, whose routes it then takes over.
+ * Serves `app`, stamping each request with its arrival (before its body is read), and hands the
+ * wake-ups it started to waitUntil. `app` is a lean one unless it mounts the whole API, whose
+ * routes it then takes over.
  */
 function serve(
   onErrorOption: AppOptions['onError'],
@@ -80,25 +87,20 @@ function serve(
 ): RouteHandler {
   app.onError(onError(onErrorOption ?? defaultReporter))
   app.notFound(notFound)
-  app.use('*', async (c, next) => {
-    c.set('sluiceStartedAt', Date.now())
-    await next()
-  })
   mount(app)
-  const served = handle(app) as RouteHandler
   // Wake-ups started by this request go to Vercel's waitUntil, so that they outlive the answer.
   return async (request) => {
-    const response = await served(request)
+    const response = await app.fetch(request, { sluiceArrivedAt: Date.now() } satisfies Arrival)
     await seeWakeupsOut(vercelWaitUntil())
     return response
   }
 }
 
-/** What is left of this request's function time, ms. */
+/** What is left of this request's function time, ms: the limit less the time since it arrived. */
 const remaining =
   (limit: () => number) =>
   (c: Context): number =>
-    limit() - (Date.now() - ((c.get('sluiceStartedAt') as number | undefined) ?? Date.now()))
+    limit() - (Date.now() - ((c.env as Partial<Arrival> | undefined)?.sluiceArrivedAt ?? Date.now()))
 
 /**
  * `GET` and `POST` handlers serving the Sluice HTTP API under `basePath`: export them from

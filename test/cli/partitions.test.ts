@@ -179,10 +179,10 @@ test('bad arguments are usage errors (exit 2) before anything is loaded', async 
     ['send', '--pause', 'a', '--resume', 'a'],
     '--pause and --resume do not combine',
   )
-  await refused('partitions', ['send', '--limit', '0'], '--limit must be at least 1')
+  await refused('partitions', ['send', '--limit', '0'], '--limit must be a whole number, at least 1')
   await refused('partitions', ['send', '--limit', '1001'], '--limit must be at most 1000')
   await refused('partitions', ['send', '--pause', 'a', '--limit', '5'], 'do not combine with --pause')
-  await refused('partitions', ['send', '--bogus'], "Unknown option '--bogus'")
+  await refused('partitions', ['send', '--bogus'], '`sluice partitions` has no flag --bogus.')
   await refused('policies', ['send'], 'takes no argument "send"')
   // A key holding "=" splits at the last one; the empty key is the default partition.
   expect(await parse('partitions', 'send', '--cap', 'k=v=none')).toEqual({

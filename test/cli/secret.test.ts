@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
 import { deployEnvProblems } from '../../src/platforms/secrets.js'
-import { runCli } from '../helpers/cli.js'
+import { fewAtATime, runCli } from '../helpers/cli.js'
 
 const URL = 'postgres://u@h/db'
 
@@ -46,4 +46,39 @@ test('sluice secret without a known subcommand is a usage error', async () => {
   expect(unknown.code).toBe(2)
   expect(unknown.stderr).toContain('generate | check | aws-json')
   expect((await runCli(['--help'])).stdout).toContain('secret')
+})
+
+test('the secret subcommands take --json and --help like every command', async () => {
+  const good = { DATABASE_URL: URL, SLUICE_SECRET: 'a'.repeat(32) }
+  const [generated, passed, refused, aws, help, helpFirst, unknownJson] = await fewAtATime([
+    () => runCli(['secret', 'generate', '--json']),
+    () => runCli(['secret', 'check', '--json'], { env: good }),
+    () =>
+      runCli(['secret', 'check', '--json'], { env: { DATABASE_URL: 'mysql://x', SLUICE_SECRET: 'short' } }),
+    () => runCli(['secret', 'aws-json', '--json'], { env: good }),
+    () => runCli(['secret', 'generate', '--help']),
+    () => runCli(['--json', 'secret', '--help']),
+    () => runCli(['secret', 'rotate', '--json']),
+  ])
+  expect(generated.code, generated.stderr).toBe(0)
+  const { secret } = generated.json<{ secret: string }>()
+  expect(deployEnvProblems({ DATABASE_URL: URL, SLUICE_SECRET: secret }, { require: true })).toEqual([])
+
+  expect(passed.code, passed.stderr).toBe(0)
+  expect(passed.json()).toEqual({ passed: true, problems: [] })
+  expect(refused.code).toBe(2)
+  const findings = refused.json<{ passed: boolean; problems: string[] }>()
+  expect(findings.passed).toBe(false)
+  expect(findings.problems).toContain('DATABASE_URL must be a postgres:// or postgresql:// URL.')
+
+  expect(aws.code, aws.stderr).toBe(0)
+  expect(aws.json()).toEqual(good)
+
+  for (const run of [help, helpFirst]) {
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain('aws-json')
+    expect(run.stdout).toContain('--json')
+  }
+  expect(unknownJson.code).toBe(2)
+  expect(unknownJson.json()).toMatchObject({ error: { code: 'USAGE' } })
 })

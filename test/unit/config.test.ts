@@ -85,7 +85,7 @@ describe('resolveConfig: refusals', () => {
   it('names the field of an invalid option', () => {
     const error = refusal({ database: URL, env: {}, drain: { concurrency: 0 } })
     expect(error.code).toBe('INVALID_CONFIG')
-    expect(error.message).toMatch(/^Invalid Sluice options: drain\.concurrency /)
+    expect(error.message).toMatch(/^Invalid Sluice options at drain\.concurrency: /)
     expect(error.issues?.[0]?.path).toEqual(['drain', 'concurrency'])
   })
 

@@ -12,7 +12,7 @@ import { formatRun } from '../job-log.js'
 import { displayPath, findConfig, loadApp } from '../load-config.js'
 import { acquire, type Lock } from '../lock.js'
 import { color, write } from '../output.js'
-import { chooseTarget, describeUrl, stateDir } from '../target.js'
+import { checkDatabaseUrl, chooseTarget, describeUrl, stateDir } from '../target.js'
 import { COMMANDS } from './index.js'
 
 export const devHelp = {
@@ -112,7 +112,7 @@ export async function runDev(parsed: Parsed): Promise<number> {
   let where: string
   const dir = stateDir(parsed.globals.dataDir)
   if (process.env.DATABASE_URL) {
-    database = process.env.DATABASE_URL
+    database = checkDatabaseUrl(process.env.DATABASE_URL)
     where = describeUrl(database)
     // Not needed for the database, but lets commands without DATABASE_URL find this server.
     const got = await acquire(dir, { pid: process.pid, command: 'dev', startedAt: new Date().toISOString() })

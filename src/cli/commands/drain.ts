@@ -1,11 +1,12 @@
 import * as z from 'zod'
 import type { DrainSummary, JobRun } from '../../drain/options.js'
+import { findUnknownQueue } from '../../drain/queues.js'
 import { intFlag, listFlag, nameFlag, validate } from '../args.js'
 import { defineCommand, noPositionals } from '../command.js'
 import { EXIT } from '../errors.js'
 import { endInvocation } from '../invocation.js'
 import { formatRun } from '../job-log.js'
-import { duration } from '../output.js'
+import { count, duration } from '../output.js'
 import { unknownQueue } from '../suggest.js'
 
 interface Args {
@@ -69,9 +70,8 @@ running are retried once their lease runs out). Either way the drain's invocatio
     }
   },
   async run({ sluice, interrupt }, args) {
-    for (const queue of args.queues ?? []) {
-      if (!sluice.config.queues.includes(queue)) throw unknownQueue(queue, sluice.config.queues)
-    }
+    const unknown = findUnknownQueue(args.queues ?? [], sluice.config.queues)
+    if (unknown) throw unknownQueue(unknown.queue, sluice.config.queues)
     const runs: JobRun[] = []
     let runsNotListed = 0
     // Chosen here so that it can be ended when the drain cannot end it itself.
@@ -98,22 +98,24 @@ running are retried once their lease runs out). Either way the drain's invocatio
   exitCode: (r) => (r.stoppedBy === 'stopped' ? EXIT.INTERRUPTED : EXIT.OK),
   render(r) {
     const lines = r.runs.map((run) => formatRun(run, false))
-    if (r.runsNotListed) lines.push(`… and ${r.runsNotListed} more runs`)
-    const counts = [
+    if (r.runsNotListed) lines.push(`… and ${count(r.runsNotListed, 'more run')}`)
+    const tally = [
       `${r.completed} completed`,
       `${r.retried} retried`,
       `${r.deadLettered} dead-lettered`,
       ...(r.expired ? [`${r.expired} expired`] : []),
       ...(r.handedBack ? [`${r.handedBack} handed back`] : []),
-      ...(r.lostLeases ? [`${r.lostLeases} lost leases`] : []),
+      ...(r.lostLeases ? [count(r.lostLeases, 'lost lease')] : []),
     ]
     lines.push(
       r.claimed === 0
         ? `Nothing was due on ${r.queues.join(', ') || 'any queue'}.`
-        : `Drained ${r.claimed} job${r.claimed === 1 ? '' : 's'} from ${r.queues.join(', ')} in ${duration(r.durationMs)}: ${counts.join(', ')}.`,
+        : `Drained ${count(r.claimed, 'job')} from ${r.queues.join(', ')} in ${duration(r.durationMs)}: ${tally.join(', ')}.`,
     )
     if (r.claimed > 0)
-      lines.push(`Stopped because ${STOPPED[r.stoppedBy] ?? r.stoppedBy}; ${r.remainingReady} due jobs left.`)
+      lines.push(
+        `Stopped because ${STOPPED[r.stoppedBy] ?? r.stoppedBy}; ${count(r.remainingReady, 'due job')} left.`,
+      )
     return lines.join('\n')
   },
 })

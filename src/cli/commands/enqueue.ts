@@ -5,7 +5,7 @@ import { intFlag, validate } from '../args.js'
 import { defineCommand } from '../command.js'
 import { describeInput } from '../describe-input.js'
 import { CliError, EXIT, UsageError } from '../errors.js'
-import { unknownJob } from '../suggest.js'
+import { notEnqueueable, unknownJob } from '../suggest.js'
 
 interface Args {
   job: string
@@ -85,6 +85,7 @@ Example:
   async run({ sluice }, args) {
     const job = sluice.config.jobs.get(args.job)
     if (!job) throw unknownJob(args.job, [...sluice.config.jobs.values()])
+    if (job.subscriber) throw notEnqueueable(job.name, job.subscriber.topic)
     try {
       const result = await sluice.enqueue(job.name, args.input, {
         ...(args.delay !== undefined ? { delay: args.delay } : {}),

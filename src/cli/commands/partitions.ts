@@ -1,12 +1,12 @@
 import * as z from 'zod'
 import { partitionKeySchema, policyNameSchema } from '../../controls/partitions.js'
+import { closest } from '../../drain/queues.js'
 import type { Sluice } from '../../sluice.js'
 import { type PartitionRow, PENDING_COUNT_LIMIT, type PolicyRow } from '../../sql/admission.js'
 import { intFlag, validate } from '../args.js'
 import { defineCommand, noPositionals } from '../command.js'
 import { CliError, EXIT, UsageError } from '../errors.js'
 import { duration, table, truncate } from '../output.js'
-import { closest } from '../suggest.js'
 
 /** A partition key as a cell or in a sentence: quoted when empty or when it holds spaces, quotes or controls. */
 export function shownKey(key: string): string {

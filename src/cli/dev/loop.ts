@@ -1,6 +1,7 @@
 import type { JobRun } from '../../drain/options.js'
 import type { Sluice } from '../../sluice.js'
 import { endInvocation } from '../invocation.js'
+import { count } from '../output.js'
 
 export interface DrainLoop {
   /** Drain now (an enqueue happened) instead of at the next poll. */
@@ -130,7 +131,7 @@ export function startMaintenance(
         if (notable.length) {
           report(
             notable
-              .map((t) => (t.error ? `${t.task} failed: ${t.error}` : `${t.task} ${t.rows} rows`))
+              .map((t) => (t.error ? `${t.task} failed: ${t.error}` : `${t.task} ${count(t.rows, 'row')}`))
               .join(', '),
           )
         }

@@ -105,7 +105,7 @@ describe('the tracing option', () => {
 
   it('refuses anything else, naming the field', () => {
     expect(refused(true)).toMatch(/tracing/)
-    expect(refused({ tracerProvider: {} })).toMatch(/tracing\.tracerProvider must be a TracerProvider/)
+    expect(refused({ tracerProvider: {} })).toMatch(/at tracing\.tracerProvider: must be a TracerProvider/)
     expect(refused({ statements: 'no' })).toMatch(/tracing\.statements/)
     expect(refused({ other: 1 })).toMatch(/tracing/)
   })

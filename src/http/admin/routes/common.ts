@@ -1,5 +1,5 @@
 /** What every admin route shares: its security, the responses it may refuse with, and small helpers. */
-import { SluiceError } from '../../../errors.js'
+import { quoted, SluiceError } from '../../../errors.js'
 import type { Sluice } from '../../../sluice.js'
 import * as s from '../schemas.js'
 
@@ -26,6 +26,6 @@ export const cursorOf = (rows: readonly { id: string }[], limit: number): string
 /** `name` when a defined job uses that queue; UNKNOWN_QUEUE (404) otherwise. */
 export function knownQueue(sluice: Sluice, name: string): string {
   if (!sluice.config.queues.includes(name))
-    throw new SluiceError('UNKNOWN_QUEUE', `No job uses a queue named ${JSON.stringify(name)}.`)
+    throw new SluiceError('UNKNOWN_QUEUE', `No job uses a queue named ${quoted(name)}.`)
   return name
 }

@@ -1,7 +1,7 @@
 /** The dead-letter routes' schemas. */
 import * as z from 'zod'
 import { nameSchema } from '../../../names.js'
-import { idSchema, lastError, limitSchema, ts } from './common.js'
+import { bodyIdSchema, idSchema, lastError, limitSchema, ts } from './common.js'
 
 export const deadLettersQuery = z
   .object({
@@ -15,7 +15,7 @@ export const deadLettersQuery = z
 export const deadLetterFilterBody = z.lazy(() =>
   z
     .object({
-      ids: z.array(idSchema).min(1).max(10_000).optional(),
+      ids: z.array(bodyIdSchema()).min(1).max(10_000).optional(),
       queue: z.optional(nameSchema),
       name: z.optional(nameSchema),
       limit: z.number().int().min(1).max(10_000).optional(),

@@ -1,17 +1,12 @@
 /** The state routes' schemas: overview, drains, locks, database, events, stats, health. */
 import * as z from 'zod'
 import { nameSchema } from '../../../names.js'
-import { limitSchema, ts } from './common.js'
+import { limitSchema, ts, wholeNumberSchema } from './common.js'
 
 export const statsQuery = z
   .object({
     queue: z.optional(nameSchema),
-    sinceMs: z
-      .string()
-      .regex(/^[0-9]{1,10}$/, 'must be a whole number of ms')
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(2_592_000_000))
-      .optional(),
+    sinceMs: wholeNumberSchema(1, 2_592_000_000, 'must be a whole number of ms').optional(),
     slowest: limitSchema(1000, 10),
   })
   .strict()

@@ -1,0 +1,150 @@
+/**
+ * The events Lambda hands the HTTP handlers of `sluice/aws-lambda`: which are HTTP requests, what
+ * the handlers answer the others, and the answers in Sluice's JSON error shape. hono/aws-lambda
+ * answers an event it cannot read with plain text that bypasses the app's onError; the handlers
+ * turn that into a JSON 400 (see httpHandler in aws-lambda.ts). Lambda's own integrations never
+ * send such events: only a direct invocation can, so the checks here stay few and cheap.
+ */
+import { NotFoundError, type SluiceError, ValidationError } from '../errors.js'
+import { type ErrorBody, HttpError, statusOf } from '../http/errors.js'
+
+/** What a Lambda HTTP integration (function URL, API Gateway v1/v2, ALB) takes back. */
+export interface LambdaHttpResult {
+  statusCode: number
+  headers?: Record<string, string>
+  multiValueHeaders?: Record<string, string[]>
+  body: string
+  isBase64Encoded: boolean
+}
+
+/** The HTTP integrations, told apart as hono/aws-lambda does (an ALB's first). */
+export type HttpEventKind = 'alb' | 'v2' | 'lattice' | 'v1'
+
+type EventObject = Record<string, unknown>
+
+const isObject = (value: unknown): value is EventObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * Which HTTP integration `event` comes from, or undefined for an event that is no HTTP request
+ * (an EventBridge schedule, a direct invocation). An event with any of a kind's marks is of that
+ * kind, whole or not, so a v2 event missing its requestContext is a malformed v2 event.
+ */
+export function httpEventKind(event: unknown): HttpEventKind | undefined {
+  if (!isObject(event)) return undefined
+  const context = isObject(event.requestContext) ? event.requestContext : undefined
+  if (context && Object.hasOwn(context, 'elb')) return 'alb'
+  if (
+    Object.hasOwn(event, 'rawPath') ||
+    (context && Object.hasOwn(context, 'http')) ||
+    event.version === '2.0'
+  )
+    return 'v2'
+  if (context && Object.hasOwn(context, 'serviceArn')) return 'lattice'
+  if (
+    Object.hasOwn(event, 'httpMethod') ||
+    Object.hasOwn(event, 'path') ||
+    Object.hasOwn(event, 'requestContext')
+  )
+    return 'v1'
+  return undefined
+}
+
+// What atob accepts (forgiving base64), once ASCII whitespace is removed.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/
+const BASE64_SPACE = /[\t\n\f\r ]/g
+
+const LAMBDA_KINDS = 'a function URL, API Gateway (payload 1.0 or 2.0) or an Application Load Balancer'
+
+/** What the HTTP handlers answer for an event that is no HTTP request (a schedule, a direct invocation). */
+export type NotHttp = (event: unknown) => SluiceError
+
+export const notHttpEvent: NotHttp = (event) =>
+  new ValidationError(
+    `This function serves HTTP requests (${LAMBDA_KINDS}); the event is ${describeEvent(event)}.` +
+      (isScheduled(event) ? ' Maintenance on a schedule runs in maintainHandler.' : ''),
+  )
+
+const describeEvent = (event: unknown): string =>
+  isScheduled(event)
+    ? 'an EventBridge event'
+    : event === null
+      ? 'null'
+      : Array.isArray(event)
+        ? 'an array'
+        : isObject(event)
+          ? 'not an HTTP request'
+          : typeof event
+
+/** An EventBridge (CloudWatch Events) event: a schedule's, typically. */
+export const isScheduled = (event: unknown): boolean =>
+  isObject(event) && typeof event.source === 'string' && typeof event['detail-type'] === 'string'
+
+const methodOf = (event: EventObject, kind: HttpEventKind): string => {
+  const context = isObject(event.requestContext) ? event.requestContext : {}
+  const method =
+    kind === 'v2'
+      ? isObject(context.http)
+        ? context.http.method
+        : undefined
+      : kind === 'lattice'
+        ? event.method
+        : event.httpMethod
+  return typeof method === 'string' ? method.toUpperCase() : ''
+}
+
+/**
+ * The event as hono/aws-lambda may be given it, or the error to answer instead. A GET or HEAD
+ * loses its body (function URLs forward one; a fetch Request may not carry it); everything else
+ * passes unchanged.
+ */
+export function checkHttpEvent(
+  event: unknown,
+  notHttp: NotHttp = notHttpEvent,
+): { event: object } | { error: SluiceError } {
+  const kind = httpEventKind(event)
+  if (!kind || !isObject(event)) return { error: notHttp(event) }
+  const body = event.body
+  if (typeof body !== 'string' || body === '') return { event }
+  const verb = methodOf(event, kind)
+  if (verb === 'GET' || verb === 'HEAD') return { event: { ...event, body: null } }
+  if (event.isBase64Encoded === true && !BASE64.test(body.replace(BASE64_SPACE, '')))
+    return {
+      error: new ValidationError(
+        'Invalid Lambda event at event.body: isBase64Encoded is true but the body is not base64.',
+        [{ path: ['body'], message: 'is not base64' }],
+      ),
+    }
+  return { event }
+}
+
+/** The error as a Lambda HTTP result in Sluice's JSON shape, with headers as the event's integration takes them. */
+export async function errorResult(event: unknown, error: SluiceError | HttpError): Promise<LambdaHttpResult> {
+  const response =
+    error instanceof HttpError
+      ? error.getResponse()
+      : Response.json({ error: error.toJSON() } satisfies ErrorBody, { status: statusOf(error) })
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    headers[name] = value
+  })
+  const base = { statusCode: response.status, body: await response.text(), isBase64Encoded: false }
+  return isObject(event) && 'multiValueHeaders' in event && event.multiValueHeaders
+    ? { ...base, multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])) }
+    : { ...base, headers }
+}
+
+/** What maintainHandler answers an HTTP request: it runs on a schedule, and nothing ran. */
+export const maintainOverHttp = (): NotFoundError =>
+  new NotFoundError(
+    'This function runs Sluice maintenance on an EventBridge schedule and serves no HTTP requests; ' +
+      'nothing ran. Over HTTP, maintenance is POST /maintain on the api function (apiHandler), with credentials.',
+  )
+
+/** What drainHandler answers an event that is no HTTP request. */
+export const drainNotHttp: NotHttp = (event) =>
+  new ValidationError(
+    'The drain function takes an HTTP POST (its function URL, or an API Gateway route) with credentials; ' +
+      `the event is ${describeEvent(event)}. ` +
+      'Maintenance on a schedule runs in maintainHandler.',
+  )
