@@ -1,6 +1,22 @@
 import type { JobRun } from '../drain/options.js'
 import { color, duration, truncate } from './output.js'
 
+/** Why a suspended run stopped, and until when; `sluice job <id>` shows what its steps wait for. */
+function suspension(run: JobRun): string {
+  const until = run.suspended?.until
+  const at = until ? ` until ${until.toISOString().slice(11, 19)} UTC` : ''
+  switch (run.suspended?.reason) {
+    case 'sleep':
+      return `sleeping${at}`
+    case 'wait':
+      return `waiting for an event or invoked jobs${at} (\`sluice job ${run.id}\` shows which)`
+    case 'progress':
+      return 'its time ran out after new steps; it goes on in the next drain'
+    default:
+      return `its steps sleep or wait (\`sluice job ${run.id}\` shows which)`
+  }
+}
+
 /** What a run's outcome says, after its name, id and attempt. */
 function describeOutcome(run: JobRun): string {
   const took = duration(run.durationMs)
@@ -14,11 +30,7 @@ function describeOutcome(run: JobRun): string {
     case 'dead-lettered':
       return color.red(`failed after ${took}, dead-lettered`)
     case 'suspended':
-      // A JobRun carries no reason or wake-up time; `sluice job <id>` shows what the steps wait for.
-      return color.cyan(
-        `suspended after ${took}: its steps sleep, wait for an event or an invoked job, or go on in a ` +
-          `later drain (\`sluice job ${run.id}\` shows which)`,
-      )
+      return color.cyan(`suspended after ${took}: ${suspension(run)}`)
     default: {
       const unknown: never = run.outcome
       return color.yellow(String(unknown))

@@ -86,6 +86,7 @@ function report(
     durationMs,
     ...(outcome.kind === 'failed' ? { error: outcome.failure.error } : {}),
     ...(outcome.kind === 'failed' && outcome.willRetry ? { retryInMs: outcome.failure.delayMs } : {}),
+    ...(outcome.kind === 'suspended' ? { suspended: { reason: outcome.reason, until: outcome.runAt } } : {}),
   }
   try {
     onJob(run)

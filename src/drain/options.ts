@@ -43,6 +43,12 @@ export interface JobRun {
   error?: { name: string; message: string }
   /** Backoff before the next attempt, for `retrying`. */
   retryInMs?: number
+  /**
+   * For `suspended`: why, and when it is due again (null: when what it waits for happens).
+   * `sleep`: ctx.sleep; `wait`: ctx.waitForEvent or ctx.invoke (until its timeout, if any);
+   * `progress`: its time ran out after new steps completed, and it goes on in a later drain.
+   */
+  suspended?: { reason: 'sleep' | 'wait' | 'progress'; until: Date | null }
 }
 
 export type DrainOptions = z.input<typeof drainOptionsSchema> & {

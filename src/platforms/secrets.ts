@@ -57,6 +57,10 @@ export function deployEnvProblems(
     if (options.require) problems.push('DATABASE_URL is not set.')
   } else if (!/^postgres(ql)?:\/\/[^/]/.test(url)) {
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL.')
+  } else if (!URL.canParse(url)) {
+    problems.push(
+      'DATABASE_URL is not a URL a driver can read (check the port, and percent-encode spaces and other special characters).',
+    )
   }
   if (
     problems.length > 0 &&

@@ -82,3 +82,16 @@ test('the secret subcommands take --json and --help like every command', async (
   expect(unknownJson.code).toBe(2)
   expect(unknownJson.json()).toMatchObject({ error: { code: 'USAGE' } })
 })
+
+test('a DATABASE_URL that no URL parser reads (a port above 65535, a space in the host) is a problem', () => {
+  const secret = 'c'.repeat(32)
+  for (const url of ['postgres://u:pw@h:99999/db', 'postgres://u@my host/db']) {
+    expect(deployEnvProblems({ DATABASE_URL: url, SLUICE_SECRET: secret })).toEqual([
+      'DATABASE_URL is not a URL a driver can read (check the port, and percent-encode spaces and other special characters).',
+    ])
+  }
+  // An unescaped "@" in the password reads as the drivers read it: the last "@" ends the user info.
+  expect(deployEnvProblems({ DATABASE_URL: 'postgres://user:p@ss@host/db', SLUICE_SECRET: secret })).toEqual(
+    [],
+  )
+})

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
-import { defineJob } from '../../src/index.js'
+import { formatRun } from '../../src/cli/job-log.js'
+import { defineJob, type JobRun } from '../../src/index.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
@@ -142,6 +143,31 @@ describe('a lost lease', () => {
 })
 
 describe('ctx.sleep', () => {
+  test('onJob reports a sleeping run as suspended, with why and until when', async () => {
+    const job = defineJob({
+      name: 'napper',
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        await ctx.sleep('nap', '1h')
+      },
+    })
+    env = await makeSluice({ jobs: [job] })
+    const { id } = await env.sluice.enqueue(job, {})
+    const runs: JobRun[] = []
+    await env.sluice.drain({ onJob: (run) => runs.push(run) })
+    const [row] = await env.sql<{ run_at: Date }>('SELECT run_at FROM $schema.jobs WHERE id = $1', [id])
+    expect(runs).toEqual([
+      expect.objectContaining({
+        id,
+        outcome: 'suspended',
+        suspended: { reason: 'sleep', until: row!.run_at },
+      }),
+    ])
+    expect(formatRun(runs[0]!, false)).toContain(
+      `sleeping until ${row!.run_at.toISOString().slice(11, 19)} UTC`,
+    )
+  })
+
   test('a sleep of 2 s suspends the job, attempt uncounted, and resumes it after ≥ 2 s and within the wake-up delay', async () => {
     const runs: string[] = []
     let sleptAt = 0
