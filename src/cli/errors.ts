@@ -1,4 +1,4 @@
-import { inClass, SQLSTATE, SQLSTATE_CLASS } from '../db/sqlstate.js'
+import { inClass, SQLSTATE, SQLSTATE_CLASS, schemaMissing } from '../db/sqlstate.js'
 import { type ErrorCode, SluiceError } from '../errors.js'
 /** Exit codes of the `sluice` CLI. */
 export const EXIT = {
@@ -94,8 +94,8 @@ export function explain(error: unknown): Explained {
   if (code === 'MIGRATIONS_REQUIRED') return { code, exitCode: EXIT.DATABASE, hint: MIGRATE_HINT, ...base }
   if (code === 'DATABASE_ERROR') {
     const state = String(field(error, 'sqlState') ?? '')
-    // No such table or schema: the migrations were not applied (or were dropped).
-    if (state === SQLSTATE.UNDEFINED_TABLE || state === SQLSTATE.INVALID_SCHEMA_NAME)
+    // No such schema, table or function: the migrations were not applied (or were dropped).
+    if (schemaMissing(state))
       return { code: 'MIGRATIONS_REQUIRED', exitCode: EXIT.DATABASE, ...base, hint: MIGRATE_HINT }
     // Authentication failed, or no such database: the server answers but cannot be used.
     if (inClass(state, SQLSTATE_CLASS.INVALID_AUTHORIZATION) || state === SQLSTATE.INVALID_CATALOG_NAME)

@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { importOptional } from '../optional.js'
 import type { Sluice } from '../sluice.js'
+import { findAppModule } from './app-module.js'
 import { CliError, EXIT, UsageError } from './errors.js'
 
 export const CONVENTIONAL_NAMES = ['sluice.config.ts', 'sluice.config.js', 'sluice.config.mjs'] as const
@@ -30,7 +31,11 @@ const exists = (path: string): Promise<boolean> =>
     () => false,
   )
 
-/** `--config <file>`, else sluice.config.ts, .js or .mjs in the working directory. */
+/**
+ * `--config <file>`; else sluice.config.ts, .js or .mjs in the working directory; else the
+ * module `sluice init` would import the app from (src/sluice.ts, src/lib/sluice.ts, …: the first
+ * one that exports `sluice`).
+ */
 export async function findConfig(explicit: string | undefined, cwd = process.cwd()): Promise<string> {
   if (explicit) {
     const path = resolve(cwd, explicit)
@@ -45,10 +50,12 @@ export async function findConfig(explicit: string | undefined, cwd = process.cwd
     const path = resolve(cwd, name)
     if (await exists(path)) return path
   }
+  const app = findAppModule(cwd)
+  if (app) return resolve(cwd, app)
   const example = 'examples/sluice.config.ts'
   const here = (await exists(resolve(cwd, example))) ? ` (here: --config ${example})` : ''
   throw new UsageError(
-    `No sluice.config.ts, .js or .mjs in ${cwd}.`,
+    `No sluice.config.ts, .js or .mjs in ${cwd}, and no module there that exports \`sluice\` (src/sluice.ts, src/lib/sluice.ts, lib/sluice.ts, …).`,
     `Pass --config <file>${here}, or create sluice.config.ts with ` +
       '`export default ({ database }) => createSluice({ database, jobs: [...] })`.',
   )
@@ -98,7 +105,8 @@ const isSluice = (value: unknown): value is Sluice =>
 /**
  * Imports the config and gets its Sluice. A default export that is a function is called
  * with `{ database }` (the database the CLI chose); a Sluice instance is used as it is,
- * with the database it was created with.
+ * with the database it was created with. A module with no default export (the app module
+ * the functions import) gives its named export `sluice`.
  */
 export async function loadApp(path: string, context: ConfigContext): Promise<App> {
   const shown = displayPath(path)
@@ -109,7 +117,7 @@ export async function loadApp(path: string, context: ConfigContext): Promise<App
     if (error instanceof CliError) throw error
     throw loadFailure(shown, error, 'import')
   }
-  const exported = mod.default
+  const exported = mod.default === undefined && isSluice(mod.sluice) ? mod.sluice : mod.default
   let sluice: unknown
   try {
     sluice =
@@ -118,10 +126,15 @@ export async function loadApp(path: string, context: ConfigContext): Promise<App
     throw loadFailure(shown, error, 'factory')
   }
   if (!isSluice(sluice)) {
-    throw new CliError(`The default export of ${shown} is not a Sluice.`, {
-      code: 'INVALID_CONFIG',
-      hint: 'Export `createSluice({...})`, or a function `({ database }) => createSluice({ database, ... })`.',
-    })
+    throw new CliError(
+      exported === undefined
+        ? `${shown} has no default export and no export \`sluice\` that is a Sluice.`
+        : `The default export of ${shown} is not a Sluice.`,
+      {
+        code: 'INVALID_CONFIG',
+        hint: 'Export `createSluice({...})`, or a function `({ database }) => createSluice({ database, ... })`.',
+      },
+    )
   }
   // An instance created at import time, with no database option and no DATABASE_URL: it cannot be
   // handed the database the CLI chose (the embedded one), and would fail at its first operation.

@@ -36,3 +36,12 @@ export const inClass = (
   state: string | undefined,
   cls: (typeof SQLSTATE_CLASS)[keyof typeof SQLSTATE_CLASS],
 ): boolean => state?.startsWith(cls) === true
+
+/**
+ * Whether `state` says Sluice's own SQL found no schema, table or function of its own: the
+ * migrations were not applied to this database, or are older than this Sluice.
+ */
+export const schemaMissing = (state: string | undefined): boolean =>
+  state === SQLSTATE.INVALID_SCHEMA_NAME ||
+  state === SQLSTATE.UNDEFINED_TABLE ||
+  state === SQLSTATE.UNDEFINED_FUNCTION

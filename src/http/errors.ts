@@ -1,7 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { type ErrorCode, type Issue, SluiceError } from '../errors.js'
+import { schemaMissing } from '../db/sqlstate.js'
+import { DatabaseError, type ErrorCode, type Issue, SluiceError } from '../errors.js'
 
 /** The one error body every route answers with. */
 export interface ErrorBody {
@@ -46,6 +47,10 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
 
 /** The HTTP status a Sluice error answers with. */
 export const statusOf = (error: SluiceError): ContentfulStatusCode => HTTP_STATUS[error.code] ?? 500
+
+/** Said (in place of "Internal error.") when Sluice's own SQL finds its tables missing. */
+const MIGRATE_MESSAGE =
+  "Sluice's tables are missing from the database, or older than this Sluice: run `sluice migrate` against it."
 
 const GENERIC_5XX: Record<number, string> = {
   501: 'Not supported here.',
@@ -121,6 +126,11 @@ export function onError(report: ErrorReporter): ErrorHandler {
     let status = 500
     let body: ErrorBody = { error: { code: 'INTERNAL', message: 'Internal error.' } }
     let headers: Record<string, string> | undefined
+    if (error instanceof DatabaseError && error.code === 'DATABASE_ERROR' && schemaMissing(error.sqlState)) {
+      // Only Sluice's own SQL runs on the way to an answer: a missing relation is a missing migration.
+      report(error, c)
+      return errorResponse({ error: { code: 'MIGRATIONS_REQUIRED', message: MIGRATE_MESSAGE } }, 500)
+    }
     if (error instanceof SluiceError) {
       status = statusOf(error)
       body = { error: error.toJSON() }

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs'
+import { relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { anchors, brokenLinks, shipped, unshippedLinks } from '../../scripts/check-links.js'
+import { anchors, brokenLinks, markdownFiles, shipped, unshippedLinks } from '../../scripts/check-links.js'
+import { repo } from '../helpers/cli.js'
 
 describe('docs links', () => {
   it('every relative link in the README, CONTRIBUTING, CHANGELOG and docs/ resolves to a file and a heading', () => {
@@ -11,6 +14,19 @@ describe('docs links', () => {
     expect(shipped('docs/screenshots/overview.png')).toBe(false)
     expect(shipped('examples/node-server.ts')).toBe(false)
     expect(unshippedLinks()).toEqual([])
+  })
+
+  it('code the docs show imports zod as a namespace (`import { z }` puts all of zod in every bundle)', () => {
+    const named = markdownFiles().flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, i) =>
+          /^\s*import\s*\{[^}]*\bz\b[^}]*\}\s*from\s*['"]zod/.test(line)
+            ? [`${relative(repo, file)}:${i + 1}`]
+            : [],
+        ),
+    )
+    expect(named).toEqual([])
   })
 
   it('computes anchors the way GitHub does', () => {

@@ -1,9 +1,15 @@
 import type { Context, Hono } from 'hono'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
-import { type DrainSummary, defineJob, type MaintenanceReport } from '../../src/index.js'
-import { makeSluice, type TestSluice } from '../helpers/db.js'
-import { appFor, bearer, CRON_SECRET, countJobs, errorOf, postJson } from '../helpers/http.js'
+import {
+  createApp,
+  createSluice,
+  type DrainSummary,
+  defineJob,
+  type MaintenanceReport,
+} from '../../src/index.js'
+import { databaseUrl, makeSluice, type TestSluice, uniqueSchema } from '../helpers/db.js'
+import { appFor, bearer, CRON_SECRET, countJobs, errorOf, postJson, testEnv } from '../helpers/http.js'
 
 const seen: string[] = []
 const greet = defineJob({
@@ -110,5 +116,30 @@ describe('POST /drain and /maintain', () => {
     expect((await postJson(app, '/jobs/greet', { input: { who: 'x' } }, cron)).status).toBe(401)
     expect((await app.request('/metrics', { headers: cron })).status).toBe(401)
     expect(t.statements.count).toBe(0)
+  })
+})
+
+describe('a database without Sluice migrations', () => {
+  test('drain and enqueue answer MIGRATIONS_REQUIRED, saying to run sluice migrate', async () => {
+    // Not migrated: the schema does not exist.
+    const sluice = createSluice({ database: databaseUrl, schema: uniqueSchema('unmigrated'), jobs: [greet] })
+    const reported: unknown[] = []
+    const app = createApp(sluice, { env: testEnv, onError: (error) => reported.push(error) })
+    try {
+      for (const res of [
+        await postJson(app, '/drain', {}),
+        await postJson(app, '/jobs/greet', { input: { who: 'x' } }),
+      ]) {
+        expect(res.status).toBe(500)
+        const error = await errorOf(res)
+        expect(error.code).toBe('MIGRATIONS_REQUIRED')
+        expect(error.message).toContain('run `sluice migrate`')
+      }
+      // The cause goes to the reporter, as for any 5xx.
+      expect(reported).toHaveLength(2)
+      expect(String(reported[0])).toContain('does not exist')
+    } finally {
+      await sluice.close()
+    }
   })
 })

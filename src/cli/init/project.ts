@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+import { exportsSluice, findAppModule } from '../app-module.js'
 import { UsageError } from '../errors.js'
 
 export interface Project {
@@ -21,22 +22,6 @@ export interface Project {
   /** The Next.js app directory (`app` or `src/app`), relative to root. */
   nextAppDir: string
 }
-
-/** Where apps usually keep their Sluice, in the order init looks. */
-const APP_CANDIDATES = [
-  'sluice.config',
-  'src/sluice',
-  'src/lib/sluice',
-  'lib/sluice',
-  'sluice',
-  'app/sluice',
-  'src/app/sluice',
-  'src/server/sluice',
-  'server/sluice',
-]
-const EXTENSIONS = ['.ts', '.mts', '.js', '.mjs']
-
-const EXPORTS_SLUICE = /export\s+(?:const|let|var)\s+sluice\b|export\s*\{[^}]*\bsluice\b[^}]*\}/
 
 function readJson(path: string): Record<string, unknown> {
   try {
@@ -56,16 +41,6 @@ export function serviceName(name: string): string {
   return /^[a-z]/.test(cleaned) ? cleaned.slice(0, 40) : `sluice-${cleaned}`.slice(0, 40).replace(/-$/, '')
 }
 
-function findApp(root: string): string | undefined {
-  for (const base of APP_CANDIDATES) {
-    for (const ext of EXTENSIONS) {
-      const path = join(root, base + ext)
-      if (existsSync(path) && EXPORTS_SLUICE.test(readFileSync(path, 'utf8'))) return base + ext
-    }
-  }
-  return undefined
-}
-
 export function inspectProject(root: string, explicitApp?: string): Project {
   const pkg = readJson(join(root, 'package.json'))
   const typescript = existsSync(join(root, 'tsconfig.json'))
@@ -79,14 +54,14 @@ export function inspectProject(root: string, explicitApp?: string): Project {
         `--app ${explicitApp} does not exist.`,
         'Pass the module that exports your `sluice`.',
       )
-    if (!EXPORTS_SLUICE.test(readFileSync(path, 'utf8')))
+    if (!exportsSluice(readFileSync(path, 'utf8')))
       throw new UsageError(
         `${explicitApp} does not export \`sluice\`.`,
         'The functions import `{ sluice }` from it: add `export const sluice = createSluice({ … })`.',
       )
     app = relative(root, path).split(sep).join('/')
   } else {
-    const found = findApp(root)
+    const found = findAppModule(root)
     appMissing = found === undefined
     app = found ?? (typescript ? 'sluice.config.ts' : esm ? 'sluice.config.js' : 'sluice.config.mjs')
   }
