@@ -16,7 +16,14 @@ import { ConfigError } from '../errors.js'
 import { deployEnvProblems } from '../platforms/secrets.js'
 import { BuildError } from './errors.js'
 import { discoverFunctions, type FunctionBundle } from './functions.js'
-import { esbuildPreset, fileReads, type MetafileLike, nodeImports, pgProvider } from './preset.js'
+import {
+  esbuildPreset,
+  fileReads,
+  isNodeBuiltin,
+  type MetafileLike,
+  nodeImports,
+  pgProvider,
+} from './preset.js'
 import { type BundleReport, sizeTable } from './sizes.js'
 import { writeVercelOutput } from './vercel-output.js'
 
@@ -102,7 +109,9 @@ async function bundle(
     const detail = (errors ?? [])
       .map((e) => `${e.location?.file ?? ''}:${e.location?.line ?? ''} ${e.text}`)
       .join('\n  ')
-    throw new BuildError(`Bundling ${fn.entry} failed:\n  ${detail || String(error)}`)
+    const missing = [...new Set((errors ?? []).flatMap((e) => missingPackage(e.text)))]
+    const install = missing.length ? `\n  Not installed: run \`npm install ${missing.join(' ')}\`.` : ''
+    throw new BuildError(`Bundling ${fn.entry} failed:\n  ${detail || String(error)}${install}`)
   }
   if (fn.target === 'edge') {
     const builtins = nodeImports(metafile)
@@ -126,6 +135,14 @@ async function bundle(
     bytes: code.byteLength,
     gzipBytes: gzipSync(code, { level: 9 }).byteLength,
   }
+}
+
+/** The package an esbuild "Could not resolve" error is about, when it names a package (not a file). */
+function missingPackage(text: string): string[] {
+  const specifier = /^Could not resolve "([^"]+)"/.exec(text)?.[1]
+  if (!specifier || /^[./]/.test(specifier) || isNodeBuiltin(specifier)) return []
+  const parts = specifier.split('/')
+  return [specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!]
 }
 
 function resolves(root: string, name: string): boolean {
@@ -165,6 +182,11 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
   await rm(join(outDir, 'functions'), { recursive: true, force: true })
   // A project with pg installed gets it bundled into its Node functions (they ship no node_modules).
   const inject = resolves(root, 'pg') ? [pgProvider()] : []
+  if (inject.length === 0 && chosen.some((fn) => fn.target === 'node'))
+    log(
+      'note: pg is not installed, so the Node functions carry no driver for postgres:// URLs ' +
+        '(a DATABASE_URL would fail at their first query): run `npm install pg`.',
+    )
   const bundles = await Promise.all(
     chosen.map((fn) => bundle(esbuild, root, outDir, fn, { external: options.external ?? [], inject })),
   )

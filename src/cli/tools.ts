@@ -59,6 +59,9 @@ exists, JavaScript otherwise. Existing files are kept unless --force. Prints the
       '',
       `The functions import \`sluice\` from ${result.project.app}.${result.project.appMissing ? ' (a skeleton: add your jobs)' : ''}`,
       '',
+      ...(result.install.length
+        ? ['First install what the functions need:', ...result.install.map((c) => `  ${c}`), '']
+        : []),
       'Next:',
       ...result.next.map((command) => `  ${command}`),
     ]

@@ -13,6 +13,7 @@ import {
   sizeTable,
   withSizeTable,
 } from '../../scripts/build.js'
+import { buildFunctions } from '../../src/build/build.js'
 import { buildToTemp, root, setEnv, type TempBuild } from '../helpers/build.js'
 import { parseYaml } from '../helpers/yaml.js'
 
@@ -109,6 +110,33 @@ describe('the function bundles', () => {
       expect(failure).toBeInstanceOf(BuildError)
       expect((failure as Error).message).toMatch(/imports Node built-ins/)
       expect((failure as Error).message).toContain(builtin)
+    }
+  })
+
+  test('a package that is not installed fails the build with the command that installs it', async () => {
+    const failure = await build({
+      outDir: join(built.outDir, 'bad'),
+      library: false,
+      log: () => {},
+      functionList: [{ entry: 'test/fixtures/imports-missing-package.mjs', out: 'bad.mjs', target: 'node' }],
+    }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(BuildError)
+    expect((failure as Error).message).toContain('Could not resolve "@acme/not-installed/sub"')
+    expect((failure as Error).message).toContain('npm install @acme/not-installed')
+  })
+
+  test('a project without pg is told that its Node functions carry no driver', async () => {
+    // Outside the repository: nothing resolves pg from here.
+    const project = await mkdtemp(join(tmpdir(), 'sluice-no-pg-'))
+    try {
+      await mkdir(join(project, 'functions/aws'), { recursive: true })
+      await writeFile(join(project, 'functions/aws/drain.mjs'), 'export const handler = () => 1\n')
+      const lines: string[] = []
+      await buildFunctions({ root: project, log: (line) => lines.push(line) })
+      expect(lines.join('\n')).toContain('pg is not installed')
+      expect(lines.join('\n')).toContain('`npm install pg`')
+    } finally {
+      await rm(project, { recursive: true, force: true })
     }
   })
 

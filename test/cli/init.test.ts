@@ -134,9 +134,28 @@ describe('sluice init', () => {
     expect(await read('functions/cloudflare/worker.ts')).toContain("from '../../sluice.contracts.js'")
     expect(await read('sluice.contracts.ts')).toContain("from 'sluice/edge'")
     expect(await read('wrangler.toml')).toContain('main = "dist/functions/cloudflare/worker.js"')
+    // Before the next commands: the driver and the bundler, which this project lacks.
+    const install = run.stdout.slice(run.stdout.indexOf('First install'), run.stdout.indexOf('Next:'))
+    expect(install).toContain('npm install @neondatabase/serverless')
+    expect(install).toContain('npm install --save-dev esbuild')
     expect(await discoverFunctions(dir)).toEqual([
       { entry: 'functions/cloudflare/worker.ts', out: 'cloudflare/worker.js', target: 'edge' },
     ])
+  })
+
+  test('names only the packages the functions need and the project lacks', async () => {
+    await project({
+      'package.json': '{"name":"shop","type":"module"}',
+      'src/sluice.js': 'export const sluice = createSluice({ jobs })\n',
+      'node_modules/pg/package.json': '{"name":"pg"}',
+    })
+    const run = await runCli(['init', 'aws'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    const install = run.stdout.slice(run.stdout.indexOf('First install'), run.stdout.indexOf('Next:'))
+    expect(install.trim().split('\n').slice(1)).toEqual(['  npm install --save-dev esbuild'])
+    await project({ 'node_modules/esbuild/package.json': '{"name":"esbuild"}' })
+    const again = await runCli(['init', 'aws'], { cwd: dir })
+    expect(again.stdout).not.toContain('First install')
   })
 
   test('never overwrites without --force', async () => {

@@ -31,6 +31,8 @@ export interface InitResult {
   written: string[]
   /** Files left as they were (they exist; pass force to replace them). */
   kept: string[]
+  /** Install commands for what the functions need and the project lacks; empty when it has it all. */
+  install: string[]
   next: string[]
 }
 
@@ -84,6 +86,35 @@ export function plan(project: Project, platform: Platform): PlannedFile[] {
   return files
 }
 
+/** What each platform's functions need: their driver, and esbuild for `sluice build`. */
+const NEEDS: Record<Platform, { deps: string[]; dev: string[] }> = {
+  aws: { deps: ['pg'], dev: ['esbuild'] },
+  vercel: { deps: ['pg'], dev: ['esbuild'] },
+  next: { deps: ['pg'], dev: [] },
+  cloudflare: { deps: ['@neondatabase/serverless'], dev: ['esbuild'] },
+}
+
+/** Whether `name` is in a node_modules folder at `root` or above it, as Node would find it. */
+function installed(root: string, name: string): boolean {
+  for (let dir = root; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'node_modules', name, 'package.json'))) return true
+    if (dirname(dir) === dir) return false
+  }
+}
+
+/** `npm install …` for what `platform`'s functions (and a skeleton app's zod) need and `project` lacks. */
+export function installCommands(project: Project, platform: Platform): string[] {
+  const needs = NEEDS[platform]
+  const deps = [...needs.deps, ...(project.appMissing ? ['zod'] : [])].filter(
+    (name) => !installed(project.root, name),
+  )
+  const dev = needs.dev.filter((name) => !installed(project.root, name))
+  return [
+    ...(deps.length ? [`npm install ${deps.join(' ')}`] : []),
+    ...(dev.length ? [`npm install --save-dev ${dev.join(' ')}`] : []),
+  ]
+}
+
 /** The next three commands, for the person who ran init. */
 export function nextCommands(platform: Platform): string[] {
   const migrate = 'DATABASE_URL=postgres://… npx sluice migrate'
@@ -129,5 +160,11 @@ export async function init(options: InitOptions): Promise<InitResult> {
     await writeFile(path, file.content)
     written.push(file.path)
   }
-  return { project, written, kept, next: nextCommands(options.platform) }
+  return {
+    project,
+    written,
+    kept,
+    install: installCommands(project, options.platform),
+    next: nextCommands(options.platform),
+  }
 }
