@@ -1,4 +1,5 @@
 import { access } from 'node:fs/promises'
+import { register as nodeRegister } from 'node:module'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { importOptional } from '../optional.js'
@@ -92,7 +93,29 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
   }
   // Stays registered: the config may import more TypeScript later (lazily, from a handler).
   register()
+  registerTypeScriptAsModules()
   return import(url)
+}
+
+/**
+ * A load hook, registered after tsx's and so asked first, that reads the project's TypeScript
+ * (.ts, .tsx, .mts; not .cts, not in node_modules) as ES modules whatever package.json's "type"
+ * says, as bundlers and frameworks read it. A new Next.js project has no "type": tsx would then
+ * load an app module written with `import` as CommonJS, and Node 20 refuses its require() of the
+ * ESM-only sluice ("Cannot require() ES Module … in a cycle").
+ */
+const TYPESCRIPT_AS_MODULES = `export async function load(url, context, next) {
+  const path = url.startsWith('file:') ? new URL(url).pathname : ''
+  if (/\\.(ts|tsx|mts)$/.test(path) && !path.includes('/node_modules/'))
+    return next(url, { ...context, format: 'module' })
+  return next(url, context)
+}`
+
+let typescriptAsModules = false
+function registerTypeScriptAsModules(): void {
+  if (typescriptAsModules) return
+  typescriptAsModules = true
+  nodeRegister(`data:text/javascript,${encodeURIComponent(TYPESCRIPT_AS_MODULES)}`)
 }
 
 const isSluice = (value: unknown): value is Sluice =>

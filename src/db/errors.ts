@@ -13,6 +13,8 @@ const CONNECTION_CODES = new Set([
   'EAI_AGAIN',
 ])
 
+const DROPPED = /^(Connection terminated|timeout exceeded when trying to connect)/
+
 function field(error: unknown, key: string): unknown {
   return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)[key] : undefined
 }
@@ -33,6 +35,13 @@ export function toDatabaseError(error: unknown): DatabaseError {
       ...(unavailable ? { code: 'DATABASE_UNAVAILABLE' } : {}),
     })
   }
+  // pg's words for a connection that opened and then ended or stalled before a reply (a
+  // restarting server, a proxy that dropped it), which carry no code.
+  if (DROPPED.test(message))
+    return new DatabaseError(`The connection to PostgreSQL ended: ${message}`, {
+      cause: error,
+      code: 'DATABASE_UNAVAILABLE',
+    })
   // Node reports a refused connection to a host with several addresses as an AggregateError
   // whose first inner error carries the address.
   const inner = field(error, 'errors')
@@ -47,7 +56,7 @@ export function toDatabaseError(error: unknown): DatabaseError {
     return new DatabaseError(`Cannot reach PostgreSQL${where} (${netCode})`, {
       cause: error,
       code: 'DATABASE_UNAVAILABLE',
-      hint: 'Is the server running and DATABASE_URL right? Leave DATABASE_URL unset to use the embedded database.',
+      hint: 'Is the server running, and is the database URL right?',
     })
   }
   return new DatabaseError(message, { cause: error })

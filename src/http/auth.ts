@@ -146,6 +146,30 @@ export function cronAuth(options: CronAuthOptions): AuthMiddleware {
   return middleware(tokenCheck([secret]))
 }
 
+const SHARED = Symbol.for('sluice.signatures')
+
+/**
+ * What every signature check in this process shares, on globalThis: a framework that bundles
+ * each route apart (Next.js) loads Sluice once per route, and a signature accepted by one
+ * route's app (the lean drain) must be a replay to another (the catch-all serving /drain too).
+ */
+function shared(): { guards: Map<number, ReplayGuard>; warnedLegacy: boolean } {
+  const global = globalThis as { [SHARED]?: ReturnType<typeof shared> }
+  global[SHARED] ??= { guards: new Map(), warnedLegacy: false }
+  return global[SHARED]
+}
+
+/** The process's replay memory of this capacity. */
+function processGuard(capacity: number): ReplayGuard {
+  const { guards } = shared()
+  let guard = guards.get(capacity)
+  if (!guard) {
+    guard = new ReplayGuard(capacity)
+    guards.set(capacity, guard)
+  }
+  return guard
+}
+
 /** Checks a request's signature as signed for `path`; records it as used when it passes. */
 export type SignatureVerifier = (c: Context, path: string) => Promise<boolean>
 
@@ -158,9 +182,8 @@ export function signatureVerifier(options: SignatureAuthOptions): SignatureVerif
   const toleranceMs = opts.toleranceMs ?? 300_000
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const legacy = opts.legacySignatures ?? true
-  const seen = new ReplayGuard(opts.replayCapacity ?? 10_000)
+  const seen = processGuard(opts.replayCapacity ?? 10_000)
   let keys: Promise<CryptoKey[]> | undefined
-  let warned = false
   return async (c, path) => {
     const parsed = parseSignature(c.req.header(TIMESTAMP_HEADER), c.req.header(SIGNATURE_HEADER))
     if (!parsed || Math.abs(Date.now() - parsed.timestamp) > toleranceMs) return false
@@ -169,8 +192,8 @@ export function signatureVerifier(options: SignatureAuthOptions): SignatureVerif
     keys ??= Promise.all(opts.secrets.map((secret) => hmacKey(secret)))
     if (!(await matchesAny(await keys, parsed, { method: c.req.method, path, body }))) return false
     if (!seen.use(parsed.key, parsed.timestamp + toleranceMs, Date.now())) return false
-    if (parsed.version === 1 && !warned) {
-      warned = true
+    if (parsed.version === 1 && !shared().warnedLegacy) {
+      shared().warnedLegacy = true
       console.warn(
         '[sluice] Accepted a legacy v1 signature (not bound to method and path). Update the sender, ' +
           'then refuse them with `legacySignatures: false`.',
@@ -184,9 +207,9 @@ export function signatureVerifier(options: SignatureAuthOptions): SignatureVerif
  * `Sluice-Timestamp` (unix ms) and `Sluice-Signature: v2=<hex HMAC-SHA256 of
  * "<timestamp>\n<METHOD>\n<path>\n<raw body>">` (see sign()). The timestamp must be within
  * `toleranceMs` of this instance's clock, either way, and a signature is accepted once:
- * this instance remembers those it accepted until they leave the window. Other instances
- * do not share that memory, so across instances replay protection is the window alone
- * (see ReplayGuard).
+ * this process remembers those it accepted until they leave the window, whichever app or
+ * route accepted them. Other instances do not share that memory, so across instances replay
+ * protection is the window alone (see ReplayGuard).
  */
 export function signatureAuth(options: SignatureAuthOptions): AuthMiddleware {
   const verify = signatureVerifier(options)

@@ -19,7 +19,9 @@ import {
   drainNotHttp,
   errorResult,
   httpEventKind,
+  isSourceBatch,
   type LambdaHttpResult,
+  maintainOnRecords,
   maintainOverHttp,
   type NotHttp,
   notHttpEvent,
@@ -165,7 +167,11 @@ export function maintainHandler(sluice: Sluice, options: { wakeWaitMs?: number }
       event?: ScheduledEvent,
       _context?: Partial<LambdaContext>,
     ): Promise<MaintenanceReport | LambdaHttpResult> =>
-      httpEventKind(event) ? errorResult(event, maintainOverHttp()) : sluice.maintain(),
+      httpEventKind(event)
+        ? errorResult(event, maintainOverHttp())
+        : isSourceBatch(event)
+          ? Promise.reject(maintainOnRecords(event))
+          : sluice.maintain(),
     options.wakeWaitMs,
   )
 }

@@ -50,9 +50,18 @@ export function httpEventKind(event: unknown): HttpEventKind | undefined {
   return undefined
 }
 
-// What atob accepts (forgiving base64), once ASCII whitespace is removed.
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/
+// What atob accepts (forgiving base64), once ASCII whitespace is removed: the alphabet, then up
+// to two `=` that make the length a multiple of four, or none and a length that is not 1 mod 4.
+// One character class, no repeated group: a group repeated per quad recurses in V8's regexp
+// engine and overflows its stack on a body of a few MB.
+const BASE64_CHARS = /^[A-Za-z0-9+/]*(={0,2})$/
 const BASE64_SPACE = /[\t\n\f\r ]/g
+
+function isBase64(text: string): boolean {
+  const padding = BASE64_CHARS.exec(text)?.[1]
+  if (padding === undefined) return false
+  return padding === '' ? text.length % 4 !== 1 : text.length % 4 === 0
+}
 
 const LAMBDA_KINDS = 'a function URL, API Gateway (payload 1.0 or 2.0) or an Application Load Balancer'
 
@@ -108,7 +117,7 @@ export function checkHttpEvent(
   if (typeof body !== 'string' || body === '') return { event }
   const verb = methodOf(event, kind)
   if (verb === 'GET' || verb === 'HEAD') return { event: { ...event, body: null } }
-  if (event.isBase64Encoded === true && !BASE64.test(body.replace(BASE64_SPACE, '')))
+  if (event.isBase64Encoded === true && !isBase64(body.replace(BASE64_SPACE, '')))
     return {
       error: new ValidationError(
         'Invalid Lambda event at event.body: isBase64Encoded is true but the body is not base64.',
@@ -140,6 +149,25 @@ export const maintainOverHttp = (): NotFoundError =>
     'This function runs Sluice maintenance on an EventBridge schedule and serves no HTTP requests; ' +
       'nothing ran. Over HTTP, maintenance is POST /maintain on the api function (apiHandler), with credentials.',
   )
+
+/** A batch from an event source mapping or a notification: SQS, S3, SNS, DynamoDB or Kinesis `Records`. */
+export const isSourceBatch = (event: unknown): event is { Records: unknown[] } =>
+  isObject(event) && Array.isArray(event.Records)
+
+/**
+ * What maintainHandler throws for a batch of records: a trigger that is not its schedule. Thrown,
+ * not answered, so that the invocation fails where its source shows it (SQS keeps the messages)
+ * instead of running maintenance for every message or file.
+ */
+export const maintainOnRecords = (event: { Records: unknown[] }): ValidationError => {
+  const first = event.Records[0]
+  const source = isObject(first)
+    ? (first.eventSource ?? first.EventSource ?? 'an event source')
+    : 'an event source'
+  return new ValidationError(
+    `This function runs Sluice maintenance on an EventBridge schedule; the event is a batch of records from ${String(source)}, and nothing ran. Remove that trigger from the maintenance function.`,
+  )
+}
 
 /** What drainHandler answers an event that is no HTTP request. */
 export const drainNotHttp: NotHttp = (event) =>

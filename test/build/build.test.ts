@@ -69,6 +69,46 @@ describe('the library', () => {
   })
 })
 
+describe('the CLI as installed', () => {
+  test('loads a TypeScript app module in a package without "type": "module" (a new Next.js project)', async () => {
+    const project = await mkdtemp(join(tmpdir(), 'sluice-cjs-'))
+    try {
+      await writeFile(join(project, 'package.json'), '{"name":"cjs-app","private":true}')
+      await mkdir(join(project, 'lib'))
+      await writeFile(
+        join(project, 'lib/sluice.ts'),
+        [
+          "import * as z from 'zod'",
+          "import { createSluice, defineJob } from 'sluice'",
+          "import { queueName } from './names'",
+          "export const ping = defineJob({ name: 'ping', queue: queueName, input: z.object({}), run: async () => {} })",
+          'export const sluice = createSluice({ jobs: [ping] })',
+          '',
+        ].join('\n'),
+      )
+      await writeFile(join(project, 'lib/names.ts'), "export const queueName: string = 'pings'\n")
+      // The package as npm installs it (its dist/ is this build), beside the project's zod and tsx.
+      const modules = join(project, 'node_modules')
+      await mkdir(join(modules, 'sluice'), { recursive: true })
+      await copyFile(join(root, 'package.json'), join(modules, 'sluice/package.json'))
+      await symlink(built.outDir, join(modules, 'sluice/dist'), 'dir')
+      for (const name of ['zod', 'tsx'])
+        await symlink(join(root, 'node_modules', name), join(modules, name), 'dir')
+      const run = spawnSync(process.execPath, [inBuild('./dist/cli/main.js'), 'queues', '--json'], {
+        cwd: project,
+        encoding: 'utf8',
+        // Nothing listens on port 1: the app loads, then the database is unreachable (exit 3).
+        env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', NO_COLOR: '1' },
+      })
+      expect(run.stderr).not.toContain('Loading lib/sluice.ts failed')
+      expect(JSON.parse(run.stdout)).toMatchObject({ error: { code: 'DATABASE_UNAVAILABLE' } })
+      expect(run.status).toBe(3)
+    } finally {
+      await rm(project, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('the function bundles', () => {
   test('one self-contained file per function, with a size table', () => {
     expect(built.bundles.map((b) => b.entry).sort()).toEqual(FUNCTIONS.map((fn) => fn.entry).sort())

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { z } from 'zod'
@@ -42,6 +43,34 @@ describe('GET /health', () => {
       expect(error.message).not.toContain('127.0.0.1')
     } finally {
       await sluice.close()
+    }
+  })
+
+  test('a server that accepts and drops the connection is an outage too: 503 on every route', async () => {
+    // A proxy or a restarting server: the TCP connection opens, then ends before any reply.
+    const dropper = createServer((socket) => socket.destroy())
+    await new Promise<void>((ok) => dropper.listen(0, '127.0.0.1', ok))
+    const { port } = dropper.address() as AddressInfo
+    const ping = defineJob({ name: 'ping', input: z.object({}), run: () => {} })
+    const sluice = createSluice({
+      database: `postgres://postgres@127.0.0.1:${port}/x`,
+      schema: uniqueSchema(),
+      jobs: [ping],
+    })
+    try {
+      const app = createApp(sluice, { env: testEnv, onError: () => {} })
+      expect((await app.request('/health')).status).toBe(503)
+      for (const res of [
+        await postJson(app, '/maintain', {}),
+        await postJson(app, '/drain', {}),
+        await postJson(app, '/jobs/ping', { input: {} }),
+      ]) {
+        expect(res.status).toBe(503)
+        expect((await errorOf(res)).code).toBe('DATABASE_UNAVAILABLE')
+      }
+    } finally {
+      await sluice.close()
+      await new Promise((ok) => dropper.close(ok))
     }
   })
 

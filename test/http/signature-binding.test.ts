@@ -53,6 +53,15 @@ describe('a signature binds method, path and body', () => {
     expect((await postJson(app, '/drain', '{}', headers)).status).toBe(200)
   })
 
+  test('accepted once per process, whichever app serves the route (Next.js loads one per route)', async () => {
+    // The lean drain route and the catch-all are two apps; both serve /drain.
+    const second = appFor(t)
+    const headers = await sign(SECRET, { method: 'POST', path: '/drain', body: '{}' })
+    expect((await postJson(app, '/drain', '{}', headers)).status).toBe(200)
+    t.statements.reset()
+    await expectRefused(await postJson(second, '/drain', '{}', headers))
+  })
+
   test('signed for one job: refused for another', async () => {
     const body = JSON.stringify({ input: { who: 'x' } })
     const headers = await sign(SECRET, { method: 'POST', path: '/jobs/greet', body })

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest'
 import { z } from 'zod'
-import { defineJob } from '../../src/index.js'
+import { defineJob, ValidationError } from '../../src/index.js'
 import { apiHandler, drainHandler, maintainHandler } from '../../src/platforms/aws-lambda.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { httpEventV2, type LambdaHttpResult, lambdaContext, scheduledEvent } from '../helpers/lambda.js'
@@ -119,6 +119,16 @@ describe('apiHandler and drainHandler given malformed events', () => {
     expectError(await drain(event, lambdaContext(29_000)), 400, 'INVALID_INPUT')
     expect(await jobCount()).toBe(0)
     expect(reported).toEqual([])
+  })
+
+  test('a large body marked base64 (4.6 MB) is answered, not thrown: 401 without credentials, 413 with', async () => {
+    const base = httpEventV2('POST', '/jobs/welcome-email', { body: 'A'.repeat(4_600_000) })
+    const anonymous = { ...base, isBase64Encoded: true }
+    expectError(await api(anonymous, lambdaContext(29_000)), 401, 'UNAUTHORIZED')
+    expectError(await drain(anonymous, lambdaContext(29_000)), 401, 'UNAUTHORIZED')
+    const signedIn = { ...anonymous, headers: { ...base.headers, ...auth } }
+    expectError(await api(signedIn, lambdaContext(29_000)), 413, 'PAYLOAD_TOO_LARGE')
+    expect(await jobCount()).toBe(0)
   })
 
   test("events hono cannot read get a JSON 4xx in Sluice's shape, never its plain text; nothing reaches onError or the database", async () => {
@@ -283,5 +293,22 @@ describe('maintainHandler given an HTTP event', () => {
     }
     expect(report.tasks.length).toBeGreaterThan(0)
     expect(report.tasks.filter((task) => !task.ran)).toEqual([])
+  })
+
+  test('a batch of records (an SQS or S3 trigger) fails the invocation, naming its source, and runs nothing', async () => {
+    // Every task due: a maintenance run would write a row per task.
+    await t.sql('DELETE FROM $schema.maintenance')
+    for (const [event, source] of [
+      [{ Records: [{ eventSource: 'aws:sqs', body: '{}' }] }, 'aws:sqs'],
+      [{ Records: [{ eventSource: 'aws:s3', s3: {} }] }, 'aws:s3'],
+      [{ Records: [{ EventSource: 'aws:sns', Sns: {} }] }, 'aws:sns'],
+    ] as const) {
+      const failure = await maintain(event, lambdaContext(60_000, 'sluice-dev-maintain')).catch(
+        (error: unknown) => error,
+      )
+      expect(failure).toBeInstanceOf(ValidationError)
+      expect((failure as Error).message).toContain(source)
+    }
+    expect(await t.sql('SELECT task FROM $schema.maintenance')).toEqual([])
   })
 })
