@@ -38,6 +38,12 @@ describe('sluice init', () => {
     expect(await read('sluice.config.ts')).toContain('export const sluice = createSluice({ jobs })')
     const next = run.stdout.slice(run.stdout.indexOf('Next:')).trim().split('\n').slice(1)
     expect(next).toHaveLength(3)
+    // The secret's command sets what aws-json needs, under the name serverless.yml reads.
+    expect(next[0]).toMatch(
+      /^\s*SLUICE_SECRET=\$\(npx sluice secret generate\) DATABASE_URL=\S+ npx sluice secret aws-json \|/,
+    )
+    expect(next[0]).toContain('--name shop/dev')
+    expect(await read('serverless.yml')).toContain('secretId: shop/${sls:stage}')
     expect(next[2]).toContain('npx sluice build && npx osls deploy')
     // What `sluice build` will bundle, and for which runtime.
     expect(await discoverFunctions(dir)).toEqual([
@@ -152,8 +158,11 @@ describe('sluice init', () => {
     const run = await runCli(['init', 'aws'], { cwd: dir })
     expect(run.code, run.stderr).toBe(0)
     const install = run.stdout.slice(run.stdout.indexOf('First install'), run.stdout.indexOf('Next:'))
-    expect(install.trim().split('\n').slice(1)).toEqual(['  npm install --save-dev esbuild'])
-    await project({ 'node_modules/esbuild/package.json': '{"name":"esbuild"}' })
+    expect(install.trim().split('\n').slice(1)).toEqual(['  npm install --save-dev esbuild osls'])
+    await project({
+      'node_modules/esbuild/package.json': '{"name":"esbuild"}',
+      'node_modules/osls/package.json': '{"name":"osls"}',
+    })
     const again = await runCli(['init', 'aws'], { cwd: dir })
     expect(again.stdout).not.toContain('First install')
   })

@@ -38,6 +38,11 @@ test('sluice secret aws-json prints the JSON secret serverless.yml reads, after 
   const refused = await runCli(['secret', 'aws-json'], { env: { DATABASE_URL: URL, SLUICE_SECRET: 'short' } })
   expect(refused.code).toBe(2)
   expect(refused.stdout).toBe('')
+  // Unset: refused, with the command that makes one.
+  const unset = await runCli(['secret', 'aws-json'], { env: { DATABASE_URL: URL } })
+  expect(unset.code).toBe(2)
+  expect(unset.stdout).toBe('')
+  expect(unset.stderr).toContain('SLUICE_SECRET=$(npx sluice secret generate)')
 })
 
 test('sluice secret without a known subcommand is a usage error', async () => {

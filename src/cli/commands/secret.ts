@@ -16,8 +16,9 @@ export const secretHelp = {
   help: `  generate    print a new SLUICE_SECRET (32 random bytes, base64url, 43 characters)
   check       check DATABASE_URL and SLUICE_SECRET (and CRON_SECRET if set) in the environment
   aws-json    check them, then print them as the JSON secret serverless.yml reads:
-                sluice secret aws-json | aws secretsmanager create-secret \\
-                  --name sluice/dev --secret-string file:///dev/stdin
+                SLUICE_SECRET=$(sluice secret generate) DATABASE_URL=postgres://… \\
+                  sluice secret aws-json | aws secretsmanager create-secret \\
+                  --name <service>/dev --secret-string file:///dev/stdin
 
 Exits 0 when done, 2 (naming each problem on stderr) when a secret breaks the rules.
 With --json: generate prints {"secret": "…"}, check prints {"passed": true|false, "problems": […]}
@@ -70,6 +71,8 @@ export function secretCommand(parsed: Pick<Parsed, 'positionals' | 'globals'>, i
   const problems = deployEnvProblems(io.env, { require: true })
   if (problems.length > 0) {
     io.err(`${problems.join('\n')}\n`)
+    if (!io.env.SLUICE_SECRET)
+      io.err('hint: set one first: SLUICE_SECRET=$(npx sluice secret generate) npx sluice secret …\n')
     if (json) io.out(`${JSON.stringify({ passed: false, problems })}\n`)
     return EXIT.USAGE
   }

@@ -88,7 +88,7 @@ export function plan(project: Project, platform: Platform): PlannedFile[] {
 
 /** What each platform's functions need: their driver, and esbuild for `sluice build`. */
 const NEEDS: Record<Platform, { deps: string[]; dev: string[] }> = {
-  aws: { deps: ['pg'], dev: ['esbuild'] },
+  aws: { deps: ['pg'], dev: ['esbuild', 'osls'] },
   vercel: { deps: ['pg'], dev: ['esbuild'] },
   next: { deps: ['pg'], dev: [] },
   cloudflare: { deps: ['@neondatabase/serverless'], dev: ['esbuild'] },
@@ -116,12 +116,12 @@ export function installCommands(project: Project, platform: Platform): string[] 
 }
 
 /** The next three commands, for the person who ran init. */
-export function nextCommands(platform: Platform): string[] {
+export function nextCommands(platform: Platform, service = '<service>'): string[] {
   const migrate = 'DATABASE_URL=postgres://… npx sluice migrate'
   switch (platform) {
     case 'aws':
       return [
-        'npx sluice secret aws-json | aws secretsmanager create-secret --name <service>/dev --secret-string file:///dev/stdin',
+        `SLUICE_SECRET=$(npx sluice secret generate) DATABASE_URL=postgres://… npx sluice secret aws-json | aws secretsmanager create-secret --name ${service}/dev --secret-string file:///dev/stdin`,
         migrate,
         'npx sluice build && npx osls deploy',
       ]
@@ -165,6 +165,6 @@ export async function init(options: InitOptions): Promise<InitResult> {
     written,
     kept,
     install: installCommands(project, options.platform),
-    next: nextCommands(options.platform),
+    next: nextCommands(options.platform, serviceName(project.name)),
   }
 }

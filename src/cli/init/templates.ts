@@ -82,7 +82,8 @@ ${lines}
   return `# AWS Lambda deployment of this project's Sluice functions, with osls (npx osls, the open-source
 # fork of Serverless Framework v3) or serverless v3. Written by \`sluice init aws\`: yours to edit.
 #
-#   npx sluice secret aws-json | aws secretsmanager create-secret --name ${service}/dev --secret-string file:///dev/stdin
+#   SLUICE_SECRET=$(npx sluice secret generate) DATABASE_URL=postgres://… \\
+#     npx sluice secret aws-json | aws secretsmanager create-secret --name ${service}/dev --secret-string file:///dev/stdin
 #   DATABASE_URL=postgres://… npx sluice migrate
 #   npx sluice build && npx osls deploy
 #
