@@ -13,7 +13,7 @@ import { type DrainAppOptions, drainApp } from '../http/drain-app.js'
 import { leanHono } from '../http/router.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
-import { markWakeupSent, pendingWakeups, wakeupsSent } from '../wake/pending.js'
+import { markWakeupSent, pendingWakeups, wakeupMark, wakeupsSent } from '../wake/pending.js'
 import {
   checkHttpEvent,
   drainNotHttp,
@@ -66,10 +66,11 @@ function seeWakeupsOut<A extends unknown[], R>(
     throw new ConfigError(`Invalid wakeWaitMs ${wakeWaitMs}: must be a whole number of ms, 0..60000.`)
   watchSentRequests()
   return async (...args) => {
+    const since = wakeupMark()
     try {
       return await handler(...args)
     } finally {
-      if (pendingWakeups() > 0) await wakeupsSent(wakeWaitMs)
+      if (pendingWakeups(since) > 0) await wakeupsSent(wakeWaitMs, since)
     }
   }
 }

@@ -15,6 +15,7 @@ import { type DrainAppOptions, drainApp, maintainApp, validAppOptions } from '..
 import { defaultReporter, notFound, onError } from '../http/errors.js'
 import { leanHono } from '../http/router.js'
 import type { Sluice } from '../sluice.js'
+import { wakeupMark } from '../wake/pending.js'
 import { seeWakeupsOut, vercelWaitUntil } from './wait-until.js'
 
 export { seeWakeupsOut, vercelWaitUntil, type WaitUntil, waitUntil } from './wait-until.js'
@@ -24,6 +25,11 @@ export interface VercelOptions extends Omit<AppOptions, 'remainingMs'> {
   maxDurationMs?: number
   /** Where the routes are served. Default `/api` (so the cron path is `/api/maintain`). */
   basePath?: string
+  /**
+   * Where there is no request `waitUntil` (outside Vercel: `next start`, a Node server), the
+   * longest an answer waits for the wake-ups its request started to be answered, ms. Default 1,000.
+   */
+  wakeWaitMs?: number
 }
 
 export type RouteHandler = (request: Request) => Response | Promise<Response>
@@ -40,6 +46,7 @@ const optionsSchema = z.looseObject({
   basePath: z.optional(
     z.string().check(z.regex(/^(\/[A-Za-z0-9._~-]+)*\/?$/, 'must be a path such as /api')),
   ),
+  wakeWaitMs: z.optional(z.int().check(z.minimum(0), z.maximum(60_000))),
 })
 
 function envMaxDuration(env: Record<string, string | undefined>): number | undefined {
@@ -81,7 +88,7 @@ type Timed = { Bindings: Arrival }
  * routes it then takes over.
  */
 function serve(
-  onErrorOption: AppOptions['onError'],
+  { onError: onErrorOption, wakeWaitMs }: Pick<VercelOptions, 'onError' | 'wakeWaitMs'>,
   mount: (app: Hono<Timed>) => void,
   app: Hono<Timed> = leanHono<Timed>(),
 ): RouteHandler {
@@ -90,8 +97,9 @@ function serve(
   mount(app)
   // Wake-ups started by this request go to Vercel's waitUntil, so that they outlive the answer.
   return async (request) => {
+    const since = wakeupMark()
     const response = await app.fetch(request, { sluiceArrivedAt: Date.now() } satisfies Arrival)
-    await seeWakeupsOut(vercelWaitUntil())
+    await seeWakeupsOut(vercelWaitUntil(), wakeWaitMs, since)
     return response
   }
 }
@@ -108,11 +116,11 @@ const remaining =
  */
 export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): VercelHandlers {
   validAppOptions(optionsSchema, options, 'vercelHandlers')
-  const { maxDurationMs, basePath = '/api', ...appOptions } = options
+  const { maxDurationMs, basePath = '/api', wakeWaitMs, ...appOptions } = options
   // Read at the first request: a framework's build imports this module without the environment.
   const limit = maxDuration(maxDurationMs, options.env)
   const handler = serve(
-    appOptions.onError,
+    { onError: appOptions.onError, wakeWaitMs },
     (app) => {
       app.route(
         basePath.replace(/\/$/, '') || '/',
@@ -128,6 +136,8 @@ export function vercelHandlers(sluice: Sluice, options: VercelOptions = {}): Ver
 export interface VercelDrainOptions extends Omit<DrainAppOptions, 'remainingMs'> {
   /** The function's maxDuration, ms. Default SLUICE_MAX_DURATION_MS, else 60 s. */
   maxDurationMs?: number
+  /** As in vercelHandlers: how long an answer outside Vercel waits for its wake-ups, ms. Default 1,000. */
+  wakeWaitMs?: number
 }
 
 /**
@@ -137,9 +147,9 @@ export interface VercelDrainOptions extends Omit<DrainAppOptions, 'remainingMs'>
  */
 export function vercelDrain(sluice: Sluice, options: VercelDrainOptions = {}): { POST: RouteHandler } {
   validAppOptions(optionsSchema, options, 'vercelDrain')
-  const { maxDurationMs, ...appOptions } = options
+  const { maxDurationMs, wakeWaitMs, ...appOptions } = options
   const limit = maxDuration(maxDurationMs, options.env)
-  const POST = serve(appOptions.onError, (app) => {
+  const POST = serve({ onError: appOptions.onError, wakeWaitMs }, (app) => {
     const drain = drainApp(sluice, { ...appOptions, remainingMs: remaining(limit) })
     // Whatever path the function is served at, the request is the drain's.
     app.all('*', (c) => {
@@ -157,8 +167,8 @@ export function vercelDrain(sluice: Sluice, options: VercelDrainOptions = {}): {
  */
 export function vercelMaintain(sluice: Sluice, options: VercelDrainOptions = {}): VercelHandlers {
   validAppOptions(optionsSchema, options, 'vercelMaintain')
-  const { maxDurationMs: _limit, ...appOptions } = options
-  const handler = serve(appOptions.onError, (app) => {
+  const { maxDurationMs: _limit, wakeWaitMs, ...appOptions } = options
+  const handler = serve({ onError: appOptions.onError, wakeWaitMs }, (app) => {
     const maintain = maintainApp(sluice, appOptions)
     app.all('*', (c) => {
       const url = new URL(c.req.url)

@@ -45,12 +45,15 @@ export const DEFAULT_WAKE_WAIT_MS = 1_000
 /**
  * Call after the response is ready, before returning it: wake-ups in flight go to `waitUntil`
  * when there is one; otherwise this waits until they are sent or answered, at most `boundMs`.
+ * `since` (a `wakeupMark()` taken as the request began) limits the wait to the wake-ups this
+ * request may have started.
  */
 export async function seeWakeupsOut(
   waitUntil: WaitUntil | undefined,
   boundMs = DEFAULT_WAKE_WAIT_MS,
+  since = 0,
 ): Promise<void> {
-  if (pendingWakeups() === 0) return
+  if (pendingWakeups(since) === 0) return
   if (waitUntil) handOffWakeups(waitUntil)
-  else await wakeupsSent(boundMs)
+  else await wakeupsSent(boundMs, since)
 }

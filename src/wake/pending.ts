@@ -8,6 +8,8 @@
  */
 
 interface Pending {
+  /** Its place in the order wake-ups were started (see wakeupMark). */
+  seq: number
   url: string
   promise: Promise<unknown>
   /** The request's body has been written to the connection (Node: undici's bodySent). */
@@ -15,6 +17,7 @@ interface Pending {
 }
 
 const pending = new Set<Pending>()
+let started = 0
 const listeners = new Set<() => void>()
 const notify = () => {
   for (const listener of listeners) listener()
@@ -22,7 +25,8 @@ const notify = () => {
 
 /** Records a wake-up until it settles. Returns the promise. */
 export function trackWakeup<T>(url: string, promise: Promise<T>): Promise<T> {
-  const entry: Pending = { url, promise, sent: false }
+  started += 1
+  const entry: Pending = { seq: started, url, promise, sent: false }
   pending.add(entry)
   promise.then(
     () => settle(entry),
@@ -56,9 +60,20 @@ function sameEndpoint(a: string, b: string): boolean {
   }
 }
 
-/** How many wake-ups are in flight. */
-export function pendingWakeups(): number {
-  return pending.size
+/**
+ * A mark of the wake-ups started so far: a request takes one as it begins, and waits only for
+ * those started after it. A server that serves its own drain URL (`next start`, a Node server)
+ * would otherwise hold the drain's answer for the very wake-up that called it.
+ */
+export function wakeupMark(): number {
+  return started
+}
+
+const after = (since: number) => [...pending].filter((entry) => entry.seq > since)
+
+/** How many wake-ups are in flight (started after `since`, a wakeupMark). */
+export function pendingWakeups(since = 0): number {
+  return since === 0 ? pending.size : after(since).length
 }
 
 /** Hands every wake-up in flight to the platform's `waitUntil`. Returns how many. */
@@ -69,11 +84,11 @@ export function handOffWakeups(waitUntil: (promise: Promise<unknown>) => void): 
 }
 
 /**
- * Resolves when every wake-up in flight has been answered or has at least been sent, or
- * after `boundMs`, whichever comes first. Never rejects.
+ * Resolves when every wake-up in flight (started after `since`, a wakeupMark) has been answered
+ * or has at least been sent, or after `boundMs`, whichever comes first. Never rejects.
  */
-export function wakeupsSent(boundMs: number): Promise<void> {
-  const done = () => [...pending].every((entry) => entry.sent)
+export function wakeupsSent(boundMs: number, since = 0): Promise<void> {
+  const done = () => after(since).every((entry) => entry.sent)
   if (done()) return Promise.resolve()
   return new Promise((resolve) => {
     const finish = () => {
