@@ -28,6 +28,11 @@ test('sluice secret check names each problem and exits 2; a good environment pas
     env: { DATABASE_URL: URL, SLUICE_SECRET: 'a'.repeat(32) },
   })
   expect(good.code, good.stderr).toBe(0)
+  expect(good.stdout).toBe('DATABASE_URL and SLUICE_SECRET are fine.\n')
+  const withCron = await runCli(['secret', 'check'], {
+    env: { DATABASE_URL: URL, SLUICE_SECRET: 'a'.repeat(32), CRON_SECRET: 'c'.repeat(32) },
+  })
+  expect(withCron.stdout).toBe('DATABASE_URL, SLUICE_SECRET and CRON_SECRET are fine.\n')
 })
 
 test('sluice secret aws-json prints the JSON secret serverless.yml reads, after the checks', async () => {

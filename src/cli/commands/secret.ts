@@ -78,7 +78,9 @@ export function secretCommand(parsed: Pick<Parsed, 'positionals' | 'globals'>, i
   }
   if (command === 'check')
     io.out(
-      json ? `${JSON.stringify({ passed: true, problems })}\n` : 'DATABASE_URL and SLUICE_SECRET are fine.\n',
+      json
+        ? `${JSON.stringify({ passed: true, problems })}\n`
+        : `${io.env.CRON_SECRET ? 'DATABASE_URL, SLUICE_SECRET and CRON_SECRET' : 'DATABASE_URL and SLUICE_SECRET'} are fine.\n`,
     )
   else
     io.out(`${JSON.stringify({ DATABASE_URL: io.env.DATABASE_URL, SLUICE_SECRET: io.env.SLUICE_SECRET })}\n`)
