@@ -9,13 +9,13 @@
  */
 import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { join, relative, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { ConfigError } from '../errors.js'
 import { deployEnvProblems } from '../platforms/secrets.js'
 import { BuildError } from './errors.js'
 import { discoverFunctions, type FunctionBundle } from './functions.js'
+import { isInstalled } from './installed.js'
 import {
   esbuildPreset,
   fileReads,
@@ -145,15 +145,6 @@ function missingPackage(text: string): string[] {
   return [specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!]
 }
 
-function resolves(root: string, name: string): boolean {
-  try {
-    createRequire(join(root, 'package.json')).resolve(name)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** Bundles the project's functions into `<outDir>/functions/`, in parallel; prints the size table. */
 export async function buildFunctions(options: BuildFunctionsOptions = {}): Promise<FunctionsBuild> {
   const root = resolve(options.root ?? process.cwd())
@@ -181,7 +172,7 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
   const esbuild = await loadEsbuild()
   await rm(join(outDir, 'functions'), { recursive: true, force: true })
   // A project with pg installed gets it bundled into its Node functions (they ship no node_modules).
-  const inject = resolves(root, 'pg') ? [pgProvider()] : []
+  const inject = isInstalled(root, 'pg') ? [pgProvider()] : []
   if (inject.length === 0 && chosen.some((fn) => fn.target === 'node'))
     log(
       'note: pg is not installed, so the Node functions carry no driver for postgres:// URLs ' +

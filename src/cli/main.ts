@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs'
-import { closest } from '../drain/queues.js'
+import { closest } from '../names.js'
 import { parseCommandArgs } from './args.js'
 import { type AnyCommand, execute, type Interrupt } from './command.js'
 import { devHelp, runDev } from './commands/dev.js'

@@ -1,5 +1,5 @@
-import { closest } from '../drain/queues.js'
 import type { AnyJob } from '../jobs/define.js'
+import { closest } from '../names.js'
 import { CliError, EXIT } from './errors.js'
 
 /** The error for a job name the app does not define; subscribers are left out (they cannot be enqueued). */

@@ -106,6 +106,17 @@ export const defaultReporter: ErrorReporter = (error, c) => {
 }
 
 /**
+ * The code an error is answered with: its own, except for a statement that found Sluice's
+ * schema, a table or a function missing. Only Sluice's own SQL runs on the way to an answer, so
+ * that is a missing migration (the library itself keeps DATABASE_ERROR: your SQL may miss one too).
+ */
+function answeredCode(error: SluiceError): ErrorCode {
+  return error instanceof DatabaseError && error.code === 'DATABASE_ERROR' && schemaMissing(error.sqlState)
+    ? 'MIGRATIONS_REQUIRED'
+    : error.code
+}
+
+/**
  * The single error mapping of the app. 4xx errors keep their message (it is written for the
  * caller); 5xx errors keep their code but get a fixed message, and the original goes to the
  * reporter, so connection strings, SQL and stack traces never reach the response.
@@ -126,14 +137,9 @@ export function onError(report: ErrorReporter): ErrorHandler {
     let status = 500
     let body: ErrorBody = { error: { code: 'INTERNAL', message: 'Internal error.' } }
     let headers: Record<string, string> | undefined
-    if (error instanceof DatabaseError && error.code === 'DATABASE_ERROR' && schemaMissing(error.sqlState)) {
-      // Only Sluice's own SQL runs on the way to an answer: a missing relation is a missing migration.
-      report(error, c)
-      return errorResponse({ error: { code: 'MIGRATIONS_REQUIRED', message: MIGRATE_MESSAGE } }, 500)
-    }
     if (error instanceof SluiceError) {
       status = statusOf(error)
-      body = { error: error.toJSON() }
+      body = { error: { ...error.toJSON(), code: answeredCode(error) } }
     } else if (error instanceof HttpError) {
       status = error.status
       body = { error: { code: error.code, message: error.message } }
@@ -144,7 +150,11 @@ export function onError(report: ErrorReporter): ErrorHandler {
     }
     if (status >= 500) {
       report(error, c)
-      body = { error: { code: body.error.code, message: GENERIC_5XX[status] ?? 'Internal error.' } }
+      const message =
+        body.error.code === 'MIGRATIONS_REQUIRED'
+          ? MIGRATE_MESSAGE
+          : (GENERIC_5XX[status] ?? 'Internal error.')
+      body = { error: { code: body.error.code, message } }
     }
     return errorResponse(body, status, headers)
   }

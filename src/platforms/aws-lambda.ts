@@ -13,7 +13,7 @@ import { type DrainAppOptions, drainApp } from '../http/drain-app.js'
 import { leanHono } from '../http/router.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
-import { markWakeupSent, pendingWakeups, wakeupMark, wakeupsSent } from '../wake/pending.js'
+import { markWakeupSent, wakeupMark } from '../wake/pending.js'
 import {
   checkHttpEvent,
   drainNotHttp,
@@ -26,6 +26,7 @@ import {
   type NotHttp,
   notHttpEvent,
 } from './lambda-events.js'
+import { seeWakeupsOut } from './wait-until.js'
 
 export type { LambdaContext } from 'hono/aws-lambda'
 export type { LambdaHttpResult } from './lambda-events.js'
@@ -58,7 +59,7 @@ function watchSentRequests(): void {
 }
 
 /** The handler, returning only once the wake-ups it started are on the wire (or `wakeWaitMs` passed). */
-function seeWakeupsOut<A extends unknown[], R>(
+function withWakeupsOut<A extends unknown[], R>(
   handler: (...args: A) => Promise<R>,
   wakeWaitMs = DEFAULT_WAKE_WAIT_MS,
 ): (...args: A) => Promise<R> {
@@ -70,7 +71,8 @@ function seeWakeupsOut<A extends unknown[], R>(
     try {
       return await handler(...args)
     } finally {
-      if (pendingWakeups(since) > 0) await wakeupsSent(wakeWaitMs, since)
+      // No waitUntil on Lambda: wait, bounded, until this invocation's wake-ups are on the wire.
+      await seeWakeupsOut(undefined, wakeWaitMs, since)
     }
   }
 }
@@ -130,7 +132,7 @@ export function lambdaRemainingMs(c: Context): number | undefined {
 /** The whole HTTP API (enqueue, drain, maintain, health, metrics) behind API Gateway v1/v2, an ALB or a function URL. */
 export function apiHandler(sluice: Sluice, options: LambdaAppOptions = {}) {
   const { wakeWaitMs, ...appOptions } = options
-  return seeWakeupsOut(
+  return withWakeupsOut(
     httpHandler(createApp(sluice, { ...appOptions, remainingMs: lambdaRemainingMs })),
     wakeWaitMs,
   )
@@ -153,7 +155,7 @@ export function drainHandler(sluice: Sluice, options: LambdaDrainOptions = {}) {
     return app.fetch(new Request(url, c.req.raw), c.env)
   })
   // Jobs may enqueue more jobs: their wake-ups leave before the function freezes too.
-  return seeWakeupsOut(httpHandler(drainOnly, drainNotHttp), wakeWaitMs)
+  return withWakeupsOut(httpHandler(drainOnly, drainNotHttp), wakeWaitMs)
 }
 
 /**
@@ -163,16 +165,15 @@ export function drainHandler(sluice: Sluice, options: LambdaDrainOptions = {}) {
  * over HTTP, maintenance is `POST /maintain` on the api function, with credentials.
  */
 export function maintainHandler(sluice: Sluice, options: { wakeWaitMs?: number } = {}) {
-  return seeWakeupsOut(
+  return withWakeupsOut(
     async (
       event?: ScheduledEvent,
       _context?: Partial<LambdaContext>,
-    ): Promise<MaintenanceReport | LambdaHttpResult> =>
-      httpEventKind(event)
-        ? errorResult(event, maintainOverHttp())
-        : isSourceBatch(event)
-          ? Promise.reject(maintainOnRecords(event))
-          : sluice.maintain(),
+    ): Promise<MaintenanceReport | LambdaHttpResult> => {
+      if (httpEventKind(event)) return errorResult(event, maintainOverHttp())
+      if (isSourceBatch(event)) throw maintainOnRecords(event)
+      return sluice.maintain()
+    },
     options.wakeWaitMs,
   )
 }

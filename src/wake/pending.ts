@@ -73,7 +73,7 @@ const after = (since: number) => [...pending].filter((entry) => entry.seq > sinc
 
 /** How many wake-ups are in flight (started after `since`, a wakeupMark). */
 export function pendingWakeups(since = 0): number {
-  return since === 0 ? pending.size : after(since).length
+  return after(since).length
 }
 
 /** Hands every wake-up in flight to the platform's `waitUntil`. Returns how many. */

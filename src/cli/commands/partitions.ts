@@ -1,6 +1,6 @@
 import * as z from 'zod'
 import { partitionKeySchema, policyNameSchema } from '../../controls/partitions.js'
-import { closest } from '../../drain/queues.js'
+import { closest } from '../../names.js'
 import type { Sluice } from '../../sluice.js'
 import { type PartitionRow, PENDING_COUNT_LIMIT, type PolicyRow } from '../../sql/admission.js'
 import { intFlag, validate } from '../args.js'

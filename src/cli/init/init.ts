@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { isInstalled } from '../../build/installed.js'
 import { importPath, inspectProject, type Project, serviceName } from './project.js'
 import * as t from './templates.js'
 
@@ -94,21 +95,13 @@ const NEEDS: Record<Platform, { deps: string[]; dev: string[] }> = {
   cloudflare: { deps: ['@neondatabase/serverless'], dev: ['esbuild'] },
 }
 
-/** Whether `name` is in a node_modules folder at `root` or above it, as Node would find it. */
-function installed(root: string, name: string): boolean {
-  for (let dir = root; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'node_modules', name, 'package.json'))) return true
-    if (dirname(dir) === dir) return false
-  }
-}
-
 /** `npm install …` for what `platform`'s functions (and a skeleton app's zod) need and `project` lacks. */
 export function installCommands(project: Project, platform: Platform): string[] {
   const needs = NEEDS[platform]
   const deps = [...needs.deps, ...(project.appMissing ? ['zod'] : [])].filter(
-    (name) => !installed(project.root, name),
+    (name) => !isInstalled(project.root, name),
   )
-  const dev = needs.dev.filter((name) => !installed(project.root, name))
+  const dev = needs.dev.filter((name) => !isInstalled(project.root, name))
   return [
     ...(deps.length ? [`npm install ${deps.join(' ')}`] : []),
     ...(dev.length ? [`npm install --save-dev ${dev.join(' ')}`] : []),
