@@ -9,7 +9,8 @@
  */
 import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
-import { join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { ConfigError } from '../errors.js'
 import { deployEnvProblems } from '../platforms/secrets.js'
@@ -56,20 +57,56 @@ interface Esbuild {
   build(options: Record<string, unknown>): Promise<{ metafile?: MetafileLike & { outputs: object } }>
 }
 
+interface PluginBuild {
+  onLoad(
+    o: { filter: RegExp },
+    f: (a: { path: string }) => { contents: string; loader: 'js'; resolveDir?: string } | undefined,
+  ): void
+}
+
+/** A file of this package (src/ when run from source, dist/ when installed), by its path from here without extension. */
+function ownFile(path: string): string {
+  return fileURLToPath(new URL(`${path}.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url))
+}
+
 /**
- * Replaces the generated migration modules (src/migrate/*.generated.ts, or their dist/ .js) with
- * `null`, which migrate() refuses with a ConfigError naming `sluice migrate`.
+ * What a function's bundle leaves out, as an esbuild plugin:
+ * - migrations (`fn.migrations === false`): the generated migration modules become `null`, which
+ *   migrate() refuses with a ConfigError naming `sluice migrate`;
+ * - schedules (`fn.schedules === false`): Sluice's cron module becomes build/drain-schedule.ts,
+ *   without croner;
+ * - in every Node bundle, pg's glue for its native binding: it loads `pg-native`, which a bundled
+ *   function never has (pg then behaves as where pg-native is not installed).
  */
-const WITHOUT_MIGRATIONS = {
-  name: 'sluice-without-migrations',
-  setup(b: {
-    onLoad(o: { filter: RegExp }, f: (a: { path: string }) => { contents: string; loader: 'js' }): void
-  }) {
-    b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
-      const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
-      return { contents: `export const ${name} = null\n`, loader: 'js' }
-    })
-  },
+function leaveOut(fn: FunctionBundle) {
+  const schedule = ownFile('../controls/schedule')
+  const drainSchedule = ownFile('./drain-schedule')
+  return {
+    name: 'sluice-leave-out',
+    setup(b: PluginBuild) {
+      if (fn.migrations === false)
+        b.onLoad({ filter: /[\\/]migrate[\\/](migrations|functions)\.generated\.[jt]s$/ }, (args) => {
+          const name = args.path.includes('functions.generated') ? 'functions' : 'migrations'
+          return { contents: `export const ${name} = null\n`, loader: 'js' }
+        })
+      if (fn.schedules === false)
+        b.onLoad({ filter: /[\\/]controls[\\/]schedule\.[jt]s$/ }, (args) =>
+          args.path === schedule
+            ? {
+                contents: `export * from ${JSON.stringify(drainSchedule)}\n`,
+                loader: 'js',
+                resolveDir: dirname(drainSchedule),
+              }
+            : undefined,
+        )
+      if (fn.target === 'node')
+        b.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]native[\\/]index\.js$/ }, () => ({
+          contents:
+            "const e = new Error(\"Cannot find module 'pg-native' (not bundled)\"); e.code = 'MODULE_NOT_FOUND'; throw e\n",
+          loader: 'js',
+        }))
+    },
+  }
 }
 
 async function loadEsbuild(): Promise<Esbuild> {
@@ -97,7 +134,7 @@ async function bundle(
   try {
     const result = await esbuild.build({
       ...esbuildPreset(fn.target, choices),
-      ...(fn.migrations === false ? { plugins: [WITHOUT_MIGRATIONS] } : {}),
+      plugins: [leaveOut(fn)],
       absWorkingDir: root,
       entryPoints: [join(root, fn.entry)],
       outfile,

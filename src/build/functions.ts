@@ -7,7 +7,8 @@
  *   deeper folders are helpers the entries import;
  * - it runs on the edge when the file says so the way Vercel reads it (`export const runtime =
  *   'edge'` or `export const config = { runtime: 'edge' }`) or when it is under `cloudflare/`;
- * - `drain` and `maintain` entries leave Sluice's migrations out (`sluice migrate` is a deploy step);
+ * - `drain` and `maintain` entries leave Sluice's migrations out (`sluice migrate` is a deploy step),
+ *   and `drain` entries the reading of recurring schedules (croner);
  * - under `vercel/`, it is served at `/api/<name>`, with `export const maxDuration = <s>` as its
  *   limit (written to the function's config and to SLUICE_MAX_DURATION_MS).
  */
@@ -28,6 +29,11 @@ export interface FunctionBundle {
    * `drain` and `maintain`: the deploy runs `sluice migrate`, and their migrate() says so.
    */
   migrations?: boolean
+  /**
+   * Bundle the reading of recurring schedules (croner, about 33 KiB)? Default true; false for
+   * entries named `drain`: a drain never reads a schedule, and a read there throws a ConfigError.
+   */
+  schedules?: boolean
 }
 
 const ENTRY = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.(ts|mts|js|mjs)$/
@@ -59,6 +65,7 @@ export async function discoverFunctions(root: string, dir = 'functions'): Promis
         out: `${platform.name}/${name}.${target === 'node' ? 'mjs' : 'js'}`,
         target,
         ...(name === 'drain' || name === 'maintain' ? { migrations: false } : {}),
+        ...(name === 'drain' ? { schedules: false } : {}),
         ...(platform.name === 'vercel'
           ? { vercel: { path: `api/${name}`, ...(maxDurationS ? { maxDurationS } : {}) } }
           : {}),

@@ -1,4 +1,4 @@
-import { Cron } from 'croner'
+import type { Cron } from 'croner'
 import * as z from 'zod/mini'
 import type { Db } from '../db/types.js'
 import { ConfigError, toIssues } from '../errors.js'
@@ -9,6 +9,7 @@ import { nameSchema } from '../names.js'
 import type { NewJob } from '../sql/enqueue.js'
 import { enqueueRecurring, syncRecurring } from '../sql/recurring.js'
 import { ONCE } from '../validate.js'
+import { checkCron, cronSchedule } from './schedule.js'
 
 export type { RecurringRun } from '../sql/recurring.js'
 
@@ -72,21 +73,16 @@ export function defineRecurring(options: RecurringOptions): RecurringTask {
   // loads the zone data (about 28 ms): the expression is checked here in UTC (its syntax does not
   // depend on the zone), the zone against the runtime's list of zones (about 3 ms), and the
   // zone's schedule is built when its slots are first read (maintenance, inspect).
-  const utc = { utcOffset: 0, paused: true }
-  let schedule: Cron | undefined
   try {
-    schedule = new Cron(options.cron, utc)
-    schedule.nextRun()
+    checkCron(options.cron)
   } catch (error) {
     throw new ConfigError(`Recurring task "${options.name}": ${(error as Error).message}`)
   }
-  if (timezone !== 'UTC') {
-    if (!knownTimeZone(timezone))
-      throw new ConfigError(
-        `Recurring task "${options.name}": unknown time zone ${JSON.stringify(timezone)} (an IANA name, such as "Europe/Paris").`,
-      )
-    schedule = undefined
-  }
+  if (timezone !== 'UTC' && !knownTimeZone(timezone))
+    throw new ConfigError(
+      `Recurring task "${options.name}": unknown time zone ${JSON.stringify(timezone)} (an IANA name, such as "Europe/Paris").`,
+    )
+  let schedule: Cron | undefined
   const cron = options.cron
   const input = z.safeParse(options.job.input, options.input, ONCE)
   if (!input.success) {
@@ -105,7 +101,7 @@ export function defineRecurring(options: RecurringOptions): RecurringTask {
     input: options.input,
     backfill: missed === 'skip' ? 1 : missed.backfill,
     get schedule(): Cron {
-      schedule ??= new Cron(cron, { timezone, paused: true })
+      schedule ??= cronSchedule(cron, timezone)
       return schedule
     },
   })

@@ -43,7 +43,7 @@ export async function migrate(
   functions: readonly FunctionSource[] = migrations === bundled ? bundledFunctions : [],
 ): Promise<MigrateResult> {
   // A lean function (the drain, maintenance) is bundled without the migrations' SQL: see
-  // WITHOUT_MIGRATIONS in scripts/build.ts. Its database is migrated at deploy instead.
+  // leaveOut in src/build/build.ts. Its database is migrated at deploy instead.
   if (
     (migrations as readonly Migration[] | null) === null ||
     (functions as readonly FunctionSource[] | null) === null

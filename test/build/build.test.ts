@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { copyFile, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import {
   BuildError,
@@ -407,6 +408,53 @@ describe('lean functions', () => {
     const api = await readFile(join(built.outDir, 'functions/aws/api.mjs'), 'utf8')
     expect(api).toContain('/api/v1')
     expect(api).toContain('openapi:"3.1')
+  })
+
+  test("the drain bundles leave out croner and every Node bundle pg's native glue", async () => {
+    // The source map beside each bundle names the files in it.
+    for (const fn of ['aws/drain.mjs', 'vercel/drain.mjs', 'aws/maintain.mjs', 'aws/api.mjs']) {
+      const map = JSON.parse(await readFile(join(built.outDir, 'functions', `${fn}.map`), 'utf8'))
+      const sources = (map as { sources: string[] }).sources
+      expect(
+        sources.some((s) => s.includes('/croner/')),
+        fn,
+      ).toBe(!fn.endsWith('drain.mjs'))
+      expect(
+        sources.some((s) => s.endsWith('/pg/lib/client.js')),
+        fn,
+      ).toBe(true)
+      expect(
+        sources.filter((s) => s.includes('/pg/lib/native/')),
+        fn,
+      ).toEqual([expect.stringMatching(/\/pg\/lib\/native\/index\.js$/)])
+    }
+  })
+
+  test("a drain's recurring tasks load without their schedules; any other function reads them", async () => {
+    const both = await build({
+      outDir: join(built.outDir, 'schedules'),
+      library: false,
+      log: () => {},
+      functionList: [
+        { entry: 'test/fixtures/reads-schedules.ts', out: 'drain.mjs', target: 'node', schedules: false },
+        { entry: 'test/fixtures/reads-schedules.ts', out: 'other.mjs', target: 'node' },
+      ],
+    })
+    type Fixture = typeof import('../fixtures/reads-schedules.js')
+    const load = (file: string): Promise<Fixture> =>
+      import(pathToFileURL(join(both.outDir, 'functions', file)).href)
+    const drain = await load('drain.mjs')
+    const other = await load('other.mjs')
+    expect(other.firstSlot('0 3 * * *')).toEqual({ slot: '1970-01-01T03:00:00.000Z' })
+    expect(other.firstSlot('61 * * * *')).toMatchObject({ code: 'INVALID_CONFIG' })
+    // The drain defines the task, and a read of its schedule says where schedules are read.
+    expect(drain.firstSlot('0 3 * * *')).toEqual({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('built without recurring schedules'),
+    })
+    // Only Sluice's own module is replaced: a project's file at the same path is bundled as it is.
+    expect(drain.mine).toBe(other.mine)
+    expect(drain.mine).toContain('own controls/schedule')
   })
 
   test('loading a function builds only the schemas of the options its app sets and its first requests', () => {

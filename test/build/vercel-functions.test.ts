@@ -68,6 +68,7 @@ describe('the function table', () => {
         target: 'node',
         vercel: { path: 'api/drain', maxDurationS: 30 },
         migrations: false,
+        schedules: false,
       },
       {
         entry: 'functions/vercel/enqueue.ts',

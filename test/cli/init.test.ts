@@ -48,7 +48,13 @@ describe('sluice init', () => {
     // What `sluice build` will bundle, and for which runtime.
     expect(await discoverFunctions(dir)).toEqual([
       { entry: 'functions/aws/api.ts', out: 'aws/api.mjs', target: 'node' },
-      { entry: 'functions/aws/drain.ts', out: 'aws/drain.mjs', target: 'node', migrations: false },
+      {
+        entry: 'functions/aws/drain.ts',
+        out: 'aws/drain.mjs',
+        target: 'node',
+        migrations: false,
+        schedules: false,
+      },
       { entry: 'functions/aws/maintain.ts', out: 'aws/maintain.mjs', target: 'node', migrations: false },
     ])
   })
@@ -77,6 +83,7 @@ describe('sluice init', () => {
         target: 'node',
         vercel: { path: 'api/drain', maxDurationS: 60 },
         migrations: false,
+        schedules: false,
       },
       {
         entry: 'functions/vercel/maintain.ts',

@@ -132,10 +132,34 @@ describe('sluice init aws → sluice build → osls package → the packaged dra
     const dir = await consumer.sub('aws')
     const init = await sluice(['init', 'aws'], dir)
     expect(init.stdout).toContain('wrote serverless.yml')
+    // The app as its owner grows it: a recurring task, whose schedules the drain never reads.
+    const config = await readFile(join(dir, 'sluice.config.ts'), 'utf8')
+    const grown = config
+      .replace(
+        "import { createSluice, defineJob } from 'sluice'",
+        "import { createSluice, defineJob, defineRecurring } from 'sluice'",
+      )
+      .replace(
+        'export const sluice = createSluice({ jobs })',
+        "export const sluice = createSluice({ jobs, recurring: [defineRecurring({ name: 'nightly', cron: '0 3 * * *', job: sendWelcome, input: { email: 'ops@example.com' } })] })",
+      )
+    expect(grown).toContain('recurring: [defineRecurring(')
+    await writeFile(join(dir, 'sluice.config.ts'), grown)
     await sluice(['migrate'], dir, runtimeEnv)
     await sluice(['enqueue', 'send-welcome', '{"email":"grace@example.com"}'], dir, runtimeEnv)
     const build = await sluice(['build'], dir)
     expect(build.stdout).toMatch(/functions\/aws\/drain\.mjs\s+node/)
+    // The installed package's build leaves croner out of the drain, not out of maintenance (a
+    // source map names the files in its bundle).
+    const bundled = async (fn: string) =>
+      (
+        JSON.parse(await readFile(join(dir, `dist/functions/aws/${fn}.mjs.map`), 'utf8')) as {
+          sources: string[]
+        }
+      ).sources
+    expect((await bundled('drain')).some((file) => file.includes('/croner/'))).toBe(false)
+    expect((await bundled('maintain')).some((file) => file.includes('/croner/'))).toBe(true)
+    steps.push('     sluice build: the drain without croner, maintenance with it')
     await sh(process.execPath, [join(root, 'node_modules/osls/bin/serverless.js'), 'package'], {
       cwd: dir,
       env: { HOME: dir, ...OFFLINE_ENV },
