@@ -48,7 +48,7 @@ export interface DrainDefaults {
 
 export interface SluiceOptions {
   /** A URL (`postgres://…`, `pglite:memory`, `pglite:<dir>`) or an adapter (fromPg, fromNeonPool, fromNeonHttp, fromPglite). */
-  database?: string | Db
+  database?: string | Db | undefined
   jobs?: readonly AnyJob[]
   /**
    * Event subscribers (defineSubscriber). Synced to the database by migrate() and maintenance;
@@ -59,7 +59,7 @@ export interface SluiceOptions {
   /** Event bus settings: retention of processed events and outbox entries, relay sizes. */
   events?: Partial<EventOptions>
   /** Schema holding Sluice's tables. Default `sluice`, or SLUICE_SCHEMA. */
-  schema?: string
+  schema?: string | undefined
   hooks?: Hooks | readonly Hooks[]
   /** Sees every statement: for tracing and statement counting. */
   onQuery?: QueryHook

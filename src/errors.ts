@@ -188,11 +188,13 @@ export function describeError(error: unknown): { name: string; message: string; 
 
 /** Converts zod issues (or anything shaped like them) into Sluice issues. */
 export function toIssues(
-  issues: readonly { path: readonly PropertyKey[]; message: string; code?: string }[],
+  issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; expected?: unknown }[],
 ): Issue[] {
   return issues.map((issue) => ({
     path: issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
-    message: issue.message,
+    // zod says "expected nonoptional, received undefined" of a field that is missing.
+    message:
+      issue.code === 'invalid_type' && issue.expected === 'nonoptional' ? 'is required' : issue.message,
     ...(issue.code ? { code: issue.code } : {}),
   }))
 }

@@ -82,8 +82,9 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * The Sluice HTTP API as one Hono app, mountable under any path
  * (`parent.route('/sluice', createApp(sluice))`). Every failure of its routes is JSON
  * `{ error: { code, message, issues? } }`; its JSON 404 answers unknown paths when it is
- * served on its own (mounted, the parent's not-found handler decides). Refuses to start
- * without a secret unless `auth: false` is passed.
+ * served on its own (mounted, the parent's not-found handler decides). The secrets are read at
+ * the first request: without one (and without `auth: false`), a route that needs one answers
+ * 500 `INVALID_CONFIG`, and `onError` receives the error naming the variable.
  */
 export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
   validAppOptions(appOptionsSchema, options, 'createApp')

@@ -9,6 +9,7 @@ import {
   validateInput,
 } from '../jobs/enqueue.js'
 import { jsonPath } from '../json.js'
+import { assertName } from '../names.js'
 import { readJson } from './body.js'
 
 /** Parses a request body with a zod schema; a failure is a 400 naming the first issue. */
@@ -25,8 +26,8 @@ export function parseBody<T>(schema: z.ZodMiniType<T>, body: unknown): T {
  * The `POST …/:name` enqueue handler shared by the full app and the edge app: body
  * `{ input, delay?, runAt?, priority? }`; 202 with the result when a job was written
  * (enqueued, or blocked behind a concurrency limit), 200 when uniqueness or a limit's
- * discard policy made it a no-op; 400 with issue paths into the body; 404 for unknown jobs
- * and for subscribers (their jobs come from publish).
+ * discard policy made it a no-op; 400 with issue paths into the body, and INVALID_NAME for a
+ * name no job can have; 404 for unknown jobs and for subscribers (their jobs come from publish).
  */
 export function enqueueRoute(
   find: (name: string) => JobShape | undefined,
@@ -34,7 +35,8 @@ export function enqueueRoute(
   maxBodyBytes: number,
 ): (c: Context) => Promise<Response> {
   return async (c) => {
-    const name = c.req.param('name') ?? ''
+    // A name no job can have is a bad request (INVALID_NAME), not a job that is not defined.
+    const name = assertName('job', c.req.param('name') ?? '')
     const job = find(name)
     if (!job) throw new UnknownJobError(name)
     // Before the body is read: a subscriber's input is the internal event envelope.

@@ -2,9 +2,9 @@ import type { Statement } from '../db/types.js'
 
 /** How the log-in slows down a client's repeated attempts. */
 export interface LoginThrottle {
-  /** Attempts a client may make in a row, right after each other, before the delays start. */
+  /** Attempts a client may make in a row, right after each other: the next one waits `baseDelayMs`. */
   freeAttempts: number
-  /** The delay after the first attempt beyond the free ones, ms; it doubles with each further one. */
+  /** The delay after the last free attempt, ms; it doubles with each further one. */
   baseDelayMs: number
   /** The longest delay, ms: no client waits longer than this after its last attempt. */
   maxDelayMs: number
@@ -25,7 +25,7 @@ export interface LoginGateRow {
  */
 export function takeLoginAttempt(t: string, client: string, throttle: LoginThrottle): Statement {
   const delay = (attempts: string) =>
-    `CASE WHEN ${attempts} <= $2 THEN 0 ELSE least($4::float8, $3::float8 * 2 ^ least(${attempts} - $2 - 1, 40)) END`
+    `CASE WHEN ${attempts} < $2 THEN 0 ELSE least($4::float8, $3::float8 * 2 ^ least(${attempts} - greatest($2, 1), 40)) END`
   return {
     text: `WITH idle AS (
   DELETE FROM ${t}.login_attempts WHERE client IN (

@@ -316,6 +316,9 @@ describe('the published types', () => {
         JSON.stringify({
           compilerOptions: {
             strict: true,
+            // Not part of strict, but projects turn it on: an option read from the environment
+            // (string | undefined) must still fit.
+            exactOptionalPropertyTypes: true,
             skipLibCheck: false,
             noEmit: true,
             module: 'nodenext',
@@ -335,7 +338,7 @@ describe('the published types', () => {
           "import { drainHandler, maintainHandler } from 'sluice/aws-lambda'",
           "import { vercelHandlers } from 'sluice/vercel'",
           "const hello = defineJob({ name: 'hello', input: z.object({ who: z.string() }), run: async () => {} })",
-          'export const sluice = createSluice({ jobs: [hello] })',
+          'export const sluice = createSluice({ jobs: [hello], database: process.env.DATABASE_URL, schema: process.env.SLUICE_SCHEMA })',
           "await sluice.enqueue(hello, { who: 'x' })",
           'export const app = createApp(sluice)',
           'export const drain = drainHandler(sluice)',

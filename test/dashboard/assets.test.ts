@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { render } from '../../scripts/gen-assets.js'
 import { ASSETS } from '../../src/http/dashboard/assets.generated.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
-import { appFor } from '../helpers/http.js'
+import { appFor, SECRET } from '../helpers/http.js'
 import { Browser } from './client.js'
 import { JOBS } from './fixture.js'
 
@@ -63,5 +63,35 @@ describe('dashboard assets', () => {
     const page = await browser.page('/api/dashboard/jobs')
     expect(page).toContain('href="/api/dashboard/queues"')
     expect(page).toContain('src="/api/dashboard/assets/dashboard.')
+  })
+
+  test("served by a host that strips its prefix (Express's app.use), mountedAt puts it back", async () => {
+    const { Hono } = await import('hono')
+    const inner = appFor(t, { dashboard: { mountedAt: '/sluice' } })
+    // What Express does for app.use('/sluice', listener): the app sees the path without the prefix.
+    const host = new Hono().all('/sluice/*', (c) => {
+      const url = new URL(c.req.url)
+      url.pathname = url.pathname.slice('/sluice'.length)
+      return inner.fetch(new Request(url, c.req.raw))
+    })
+    const browser = new Browser(host)
+    const away = await browser.get('/sluice/dashboard/jobs?queue=a')
+    expect(away.status).toBe(303)
+    expect(away.headers.get('location')).toBe(
+      `/sluice/dashboard/login?next=${encodeURIComponent('/sluice/dashboard/jobs?queue=a')}`,
+    )
+    const login = await browser.post('/sluice/dashboard/login', {
+      secret: SECRET,
+      next: '/sluice/dashboard/jobs?queue=a',
+    })
+    expect(login.status).toBe(303)
+    expect(login.headers.get('location')).toBe('/sluice/dashboard/jobs?queue=a')
+    expect(login.headers.getSetCookie()[0]).toContain('Path=/sluice/dashboard')
+    const page = await browser.page('/sluice/dashboard/jobs')
+    expect(page).toContain('href="/sluice/dashboard/queues"')
+    expect(page).toContain('src="/sluice/dashboard/assets/dashboard.')
+    const css = /href="(\/sluice\/dashboard\/assets\/dashboard\.[0-9a-f]+\.css)"/.exec(page)?.[1]
+    expect((await browser.get(css!)).status).toBe(200)
+    expect((await browser.get('/sluice/dashboard/')).status).toBe(200)
   })
 })

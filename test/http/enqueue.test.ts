@@ -84,10 +84,29 @@ describe('POST /jobs/:name', () => {
     expect(await countJobs(t)).toBe(0)
   })
 
+  test('a body without input is a 400 that says input is required', async () => {
+    const res = await postJson(app, '/jobs/greet', {})
+    expect(res.status).toBe(400)
+    expect(await errorOf(res)).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'Invalid request body at input: is required',
+      issues: [{ path: ['input'], message: 'is required' }],
+    })
+  })
+
   test('an empty body is a 400', async () => {
     const res = await postJson(app, '/jobs/greet', '')
     expect(res.status).toBe(400)
     expect((await errorOf(res)).message).toMatch(/empty/)
+  })
+
+  test('400 INVALID_NAME for a name no job can have, before anything else', async () => {
+    for (const name of ['-bad-name', 'a%20b', 'a'.repeat(129), 'x%00y']) {
+      const res = await postJson(app, `/jobs/${name}`, { input: {} })
+      expect(res.status, name).toBe(400)
+      expect((await errorOf(res)).code, name).toBe('INVALID_NAME')
+    }
+    expect(t.statements.count).toBe(0)
   })
 
   test('404 UNKNOWN_JOB for a job that is not defined', async () => {

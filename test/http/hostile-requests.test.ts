@@ -212,13 +212,13 @@ describe('POST /drain refuses queues no job or subscriber uses', () => {
 
 describe('an unknown name is quoted, not echoed whole', () => {
   const long = 'a'.repeat(100_000)
-  test('POST /jobs/<100,000 characters>: 404 with at most 80 of them', async () => {
+  test('POST /jobs/<100,000 characters>: 400 INVALID_NAME with at most 80 of them', async () => {
     const res = await postJson(app, `/jobs/${long}`, { input: 1 })
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(400)
     const text = await res.text()
-    expect(text.length).toBeLessThan(300)
+    expect(text.length).toBeLessThan(400)
     expect(JSON.parse(text)).toMatchObject({
-      error: { code: 'UNKNOWN_JOB', message: `No job named "${'a'.repeat(80)}…" is defined.` },
+      error: { code: 'INVALID_NAME', message: expect.stringContaining(`"${'a'.repeat(80)}"`) },
     })
   })
 

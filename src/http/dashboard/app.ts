@@ -128,7 +128,7 @@ function dashboardApp(
       return { token, key }
     if (mode === 'login') {
       if (c.req.method === 'GET') {
-        const here = `${c.req.path}${new URL(c.req.url).search}`
+        const here = `${options.mountedAt}${c.req.path}${new URL(c.req.url).search}`
         return c.redirect(`${c.get('base')}/login?next=${encodeURIComponent(here)}`, 303)
       }
       throw new HttpError(401, 'UNAUTHORIZED', 'Log in first: the session is missing or has expired.')
@@ -145,7 +145,7 @@ function dashboardApp(
     signedIn = s !== undefined,
   ): Promise<View> => ({
     base: c.get('base'),
-    here: `${c.req.path}${new URL(c.req.url).search}`,
+    here: `${options.mountedAt}${c.req.path}${new URL(c.req.url).search}`,
     csrf: s ? await csrfToken(s.key, s.token) : '',
     readOnly: options.readOnly || s === undefined,
     signedIn,
@@ -180,7 +180,7 @@ function dashboardApp(
       message = error.message
     }
     if (status >= 500) mount.report(error, c)
-    c.set('base', c.get('base') ?? options.path)
+    c.set('base', c.get('base') ?? `${options.mountedAt}${options.path}`)
     // The frame (navigation, tools) only for a visitor who may see the dashboard.
     const signedIn =
       mode !== 'login' || (await verifySession(await getKeys(), getCookie(c, SESSION_COOKIE))) !== undefined
@@ -199,9 +199,11 @@ function dashboardApp(
   })
 
   app.use('*', async (c, next) => {
-    c.set('base', c.req.routePath.replace(/\/\*$/, ''))
-    const asset = c.req.path.startsWith(`${c.get('base')}/assets/`)
-    if (c.req.method === 'GET' && c.req.path === `${c.get('base')}/`) c.res = await servePage(PAGES[0]!)(c)
+    // The dashboard's path as the app routes it, and as the browser sees it (`base`).
+    const routed = c.req.routePath.replace(/\/\*$/, '')
+    c.set('base', `${options.mountedAt}${routed}`)
+    const asset = c.req.path.startsWith(`${routed}/assets/`)
+    if (c.req.method === 'GET' && c.req.path === `${routed}/`) c.res = await servePage(PAGES[0]!)(c)
     else await next()
     secureHeaders(c, asset && c.res.status === 200)
   })

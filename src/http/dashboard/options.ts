@@ -10,6 +10,12 @@ export const LOGIN_THROTTLE: LoginThrottle = { freeAttempts: 5, baseDelayMs: 100
 export interface DashboardOptions {
   /** Where the dashboard is served in the app. Default `/dashboard`. */
   path?: string
+  /**
+   * The prefix a host strips from the path before the app sees the request, such as Express's
+   * `app.use('/sluice', …)`: the dashboard's links, redirects and cookies carry it. Not needed
+   * under Hono's `app.route('/sluice', …)`, where the app sees the whole path. Default none.
+   */
+  mountedAt?: string
   /** Show everything, change nothing: every action answers 403 and no action button is rendered. */
   readOnly?: boolean
   /**
@@ -46,6 +52,8 @@ export interface DashboardOptions {
 
 export interface ResolvedDashboardOptions {
   path: string
+  /** '' when the app sees the whole path. */
+  mountedAt: string
   readOnly: boolean
   authorize: DashboardOptions['authorize']
   defaultRefreshSeconds: 0 | 2 | 5 | 15
@@ -71,6 +79,10 @@ const objectSchema = z.lazy(() =>
   z
     .object({
       path: pathSchema.optional(),
+      mountedAt: z
+        .string()
+        .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must be a path prefix such as /sluice (no trailing slash)')
+        .optional(),
       readOnly: z.boolean().optional(),
       authorize: z.optional(callable()),
       defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
@@ -114,6 +126,7 @@ export function resolveDashboardOptions(
   }
   return {
     path: option.path ?? '/dashboard',
+    mountedAt: option.mountedAt ?? '',
     readOnly: option.readOnly ?? false,
     authorize: option.authorize,
     defaultRefreshSeconds: option.defaultRefreshSeconds ?? 0,

@@ -31,13 +31,20 @@ export function isHttps(c: Context): boolean {
   return forwarded === 'https' || new URL(c.req.url).protocol === 'https:'
 }
 
+const ORIGIN = 'http://dashboard.invalid'
+
 /**
  * Where to send the browser after an action or a log-in: a path of the dashboard itself,
  * never another site (`//evil.example` or `/\evil.example` are refused), else the overview.
+ * The path is read as the browser will resolve it: dot segments, plain or percent-encoded
+ * (`/dashboard/%2e%2e/x`), are resolved before it is compared.
  */
 export function sameDashboard(base: string, target: unknown): string {
   if (typeof target !== 'string' || target.length > 2048) return base
-  if (!/^[\x21-\x7e]*$/.test(target) || target.includes('\\')) return base
-  const inside = target === base || target.startsWith(`${base}/`) || target.startsWith(`${base}?`)
-  return inside && !target.startsWith('//') ? target : base
+  if (!/^[\x21-\x7e]*$/.test(target) || target.includes('\\') || !target.startsWith('/')) return base
+  if (target.startsWith('//')) return base
+  const url = new URL(target, ORIGIN)
+  if (url.origin !== ORIGIN) return base
+  const inside = url.pathname === base || url.pathname.startsWith(`${base}/`)
+  return inside ? `${url.pathname}${url.search}` : base
 }
