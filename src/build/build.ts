@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { ConfigError } from '../errors.js'
-import { deployEnvProblems } from '../platforms/secrets.js'
+import { deployEnvProblems, secretAdvice } from '../platforms/secrets.js'
 import { BuildError } from './errors.js'
 import { discoverFunctions, type FunctionBundle } from './functions.js'
 import { isInstalled } from './installed.js'
@@ -191,6 +191,7 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
   if (all.length === 0)
     throw new BuildError(
       `No functions in ${join(root, 'functions')}: run \`sluice init <aws | vercel | cloudflare>\` to write them.`,
+      'INVALID_INPUT',
     )
   const only = options.only ? new Set(options.only) : undefined
   const chosen = only ? all.filter((fn) => only.has(fn.entry)) : all
@@ -198,13 +199,18 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
   if (unknown.length > 0)
     throw new BuildError(
       `Not a function entry: ${unknown.join(', ')}. Entries: ${all.map((fn) => fn.entry).join(', ')}.`,
+      'INVALID_INPUT',
     )
   if (options.vercelOutput) {
     // On Vercel the build sees the deployment's environment: a secret every cold start would
     // refuse fails the deploy here instead. (VERCEL=1 there: the secrets must be set too.)
     const env = options.env ?? process.env
     const problems = deployEnvProblems(env, { require: env.VERCEL === '1' })
-    if (problems.length > 0) throw new BuildError(`the deployment's environment:\n  ${problems.join('\n  ')}`)
+    const advice = secretAdvice(problems)
+    if (problems.length > 0)
+      throw new BuildError(
+        `the deployment's environment:\n  ${problems.join('\n  ')}${advice ? `\n  ${advice}` : ''}`,
+      )
   }
   const esbuild = await loadEsbuild()
   await rm(join(outDir, 'functions'), { recursive: true, force: true })

@@ -88,6 +88,7 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
   } catch {
     throw new CliError(`Loading ${displayPath(path)} needs tsx, which is not installed.`, {
       code: 'INVALID_CONFIG',
+      exitCode: EXIT.USAGE,
       hint: 'Install it (`npm i -D tsx`), or write the config as sluice.config.mjs.',
     })
   }
@@ -191,7 +192,8 @@ function envVariableOf(error: unknown): string | undefined {
   return Array.isArray(path) && path[0] === 'env' && typeof path[1] === 'string' ? path[1] : undefined
 }
 
-function loadFailure(shown: string, error: unknown, phase: 'import' | 'factory'): CliError {
+/** The CLI's error for a config that failed to load (`import`) or to build its Sluice (`factory`). */
+export function loadFailure(shown: string, error: unknown, phase: 'import' | 'factory'): CliError {
   const message = error instanceof Error ? error.message : String(error)
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
   const variable = code === 'INVALID_CONFIG' ? envVariableOf(error) : undefined
@@ -204,12 +206,17 @@ function loadFailure(shown: string, error: unknown, phase: 'import' | 'factory')
     })
   // A Sluice created at import time cannot be handed the embedded database; say so when it may be why.
   const atImport = phase === 'import' && code === 'INVALID_CONFIG' && !process.env.DATABASE_URL
+  // Node read a .js file as CommonJS (the package's "type" is not "module").
+  const commonJs = phase === 'import' && /Cannot use import statement outside a module/.test(message)
   return new CliError(`Loading ${shown} failed: ${message}`, {
     code: 'INVALID_CONFIG',
     exitCode: EXIT.FAILED,
     hint: atImport
       ? 'A config that calls createSluice when it is imported needs DATABASE_URL. To let the CLI give it the ' +
         'embedded database, export a function: `export default ({ database }) => createSluice({ database, ... })`.'
-      : 'The error comes from the config file or a module it imports.',
+      : commonJs
+        ? 'Node read a .js file with `import` as CommonJS: set "type": "module" in package.json, or name ' +
+          'the files that use `import` .mjs.'
+        : 'The error comes from the config file or a module it imports.',
   })
 }

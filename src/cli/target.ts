@@ -108,6 +108,8 @@ export async function chooseTarget(
   const url = process.env.DATABASE_URL
   if (url) {
     checkDatabaseUrl(url)
+    // pglite:memory or pglite:<dir>: the embedded database, named in the CLI's terms when missing.
+    if (url.startsWith('pglite:')) await requireEmbedded(command)
     await options.beforeOpening?.()
     return { via: 'direct', database: url, where: describeUrl(url) }
   }

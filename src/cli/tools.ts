@@ -4,9 +4,10 @@
  */
 import { join } from 'node:path'
 import { buildFunctions } from '../build/build.js'
+import { ConfigError } from '../errors.js'
 import type { OptionsConfig, Parsed } from './args.js'
 import { secretCommand, secretHelp } from './commands/secret.js'
-import { EXIT, type ExitCode, UsageError } from './errors.js'
+import { CliError, EXIT, type ExitCode, UsageError } from './errors.js'
 import { init, PLATFORMS, type Platform } from './init/init.js'
 import { color, write } from './output.js'
 
@@ -30,7 +31,7 @@ project exports its \`sluice\`, a sluice.config skeleton that does. TypeScript w
 exists, JavaScript otherwise. Existing files are kept unless --force. Prints the next commands.
 
   aws         functions/aws/{drain,maintain,api} and serverless.yml (osls or serverless v3)
-  vercel      functions/vercel/sluice and vercel.json (built by \`sluice build --vercel\`)
+  vercel      functions/vercel/{sluice,drain,maintain} and vercel.json (built by \`sluice build --vercel\`)
   next        app/api/sluice/[...route]/route (or src/app/…) and vercel.json's cron
   cloudflare  functions/cloudflare/worker, sluice.contracts and wrangler.toml
 
@@ -57,7 +58,7 @@ exists, JavaScript otherwise. Existing files are kept unless --force. Prints the
         (file) => `  kept  ${file} ${color.dim('(it exists; --force replaces it)', process.stdout)}`,
       ),
       '',
-      `The functions import \`sluice\` from ${result.project.app}.${result.project.appMissing ? ' (a skeleton: add your jobs)' : ''}`,
+      result.imports,
       '',
       ...(result.install.length
         ? ['First install what the functions need:', ...result.install.map((c) => `  ${c}`), '']
@@ -77,8 +78,10 @@ const buildTool: Tool = {
   help: `Bundles every entry of functions/<platform>/ (what \`sluice init\` writes) into one minified ESM
 file with its source map under <out>/functions/<platform>/: Node functions (target node20, a
 createRequire banner for bundled CommonJS, optional drivers left out) and edge functions (files
-under cloudflare/, or declaring \`export const runtime = 'edge'\`), which fail the build if they import a
-Node built-in. Prints each bundle's size. Needs esbuild (\`npm install --save-dev esbuild\`).
+under cloudflare/, or declaring \`export const runtime = 'edge'\` or \`export const config = { runtime:
+'edge' }\`), which fail the build if they import a Node built-in. Entries named drain leave out the
+reading of recurring schedules (croner), drain and maintain entries the migrations. Prints each
+bundle's size. Needs esbuild (\`npm install --save-dev esbuild\`).
 
   entry…          build only these entries (paths such as functions/aws/drain.ts)
   --out dir       default dist (bundles in dist/functions/)
@@ -97,6 +100,14 @@ Node built-in. Prints each bundle's size. Needs esbuild (\`npm install --save-de
       external: external.map((name) => name.trim()).filter(Boolean),
       vercelOutput: parsed.values.vercel === true ? join(root, '.vercel/output') : false,
       log: (line) => void process.stdout.write(`${line}\n`),
+    }).catch((error: unknown) => {
+      // esbuild not installed: a missing dev dependency, as for `sluice dev` (exit 2).
+      if (!(error instanceof ConfigError)) throw error
+      throw new CliError(error.message.replace(/: run .*$/, '.'), {
+        code: 'INVALID_CONFIG',
+        exitCode: EXIT.USAGE,
+        hint: 'Install it: `npm install --save-dev esbuild`.',
+      })
     })
     return EXIT.OK
   },

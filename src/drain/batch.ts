@@ -22,6 +22,8 @@ export interface Clock {
   ran: number
   /** True while the drain's first wave of jobs is being started (see mayStart). */
   opening: boolean
+  /** The caller's signal: once it is aborted, no job starts (the rest of the batch goes back). */
+  signal?: AbortSignal | undefined
 }
 
 /**
@@ -101,7 +103,10 @@ function report(
  */
 export type RunJob = (row: ClaimedRow, execute: () => Promise<Outcome>) => Promise<Outcome>
 
-/** Runs a batch with `concurrency` handlers; jobs that do not fit before the deadline are handed back. */
+/**
+ * Runs a batch with `concurrency` handlers; jobs that do not fit before the deadline, or that
+ * would start after the caller's signal was aborted, are handed back.
+ */
 export async function runBatch(
   rows: ClaimedRow[],
   config: ResolvedConfig,
@@ -128,6 +133,11 @@ export async function runBatch(
   /** Runs one job; false when it did not start or failed (a chain stops there to keep its order). */
   const run = async (row: ClaimedRow): Promise<boolean> => {
     const job = config.jobs.get(row.name)
+    if (clock.signal?.aborted) {
+      // Stopped: the jobs not started yet go back unstarted, in place, attempt uncounted.
+      handBack(row)
+      return false
+    }
     if (batch.outOfTime || (job && !mayStart(durations.expected(job.name, job.timeout), clock))) {
       // Jobs are taken in priority order, so once one does not fit the rest wait for the next drain.
       batch.outOfTime = true

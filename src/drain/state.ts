@@ -75,7 +75,13 @@ export class DrainState {
     this.batchSize = options.batchSize ?? Math.max(config.drain.batchSize, this.concurrency)
     this.maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY
     this.invocationId = options.invocationId ?? `drn_${crypto.randomUUID()}`
-    this.clock = { started: this.started, deadline: this.deadline, ran: 0, opening: true }
+    this.clock = {
+      started: this.started,
+      deadline: this.deadline,
+      ran: 0,
+      opening: true,
+      signal: this.options.signal,
+    }
     this.jobNames = [...config.jobs.values()]
       .filter((job) => this.queues.includes(job.queue))
       .map((job) => job.name)

@@ -62,10 +62,12 @@ export function deployEnvProblems(
       'DATABASE_URL is not a URL a driver can read (check the port, and percent-encode spaces and other special characters).',
     )
   }
-  if (
-    problems.length > 0 &&
-    problems.some((p) => p.startsWith('SLUICE_SECRET') || p.startsWith('CRON_SECRET'))
-  )
-    problems.push('Generate a good secret with `npx sluice secret generate`.')
   return problems
+}
+
+/** What to do about `problems` when one is a secret's: the command that makes a good one. */
+export function secretAdvice(problems: readonly string[]): string | undefined {
+  return problems.some((p) => p.startsWith('SLUICE_SECRET') || p.startsWith('CRON_SECRET'))
+    ? 'Generate a good secret with `npx sluice secret generate`.'
+    : undefined
 }

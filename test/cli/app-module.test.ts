@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { UsageError } from '../../src/cli/errors.js'
-import { findConfig } from '../../src/cli/load-config.js'
+import { findConfig, loadFailure } from '../../src/cli/load-config.js'
 import { repo, runCli } from '../helpers/cli.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 
@@ -74,6 +74,19 @@ describe('the app module, when there is no sluice.config.*', () => {
     const drain = await runCli(['drain', '--json'], { cwd: root, env })
     expect(drain.code, drain.stderr).toBe(0)
     expect(drain.json()).toMatchObject({ claimed: 1, completed: 1 })
+  })
+
+  test('a .js module with imports read as CommonJS: the hint says how to make it ESM', () => {
+    // What Node throws importing such a file under plain Node (no tsx, which would read it anyway).
+    const error = new SyntaxError('Cannot use import statement outside a module')
+    const failure = loadFailure('sluice.config.js', error, 'import')
+    expect(failure.message).toBe(
+      'Loading sluice.config.js failed: Cannot use import statement outside a module',
+    )
+    expect(failure.hint).toContain('set "type": "module" in package.json')
+    expect(loadFailure('sluice.config.js', new Error('boom'), 'import').hint).toBe(
+      'The error comes from the config file or a module it imports.',
+    )
   })
 
   test('a module with neither a default export nor a Sluice named `sluice` is refused', SPAWNS, async () => {

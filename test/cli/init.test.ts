@@ -138,6 +138,9 @@ describe('sluice init', () => {
       $schema: 'https://openapi.vercel.sh/vercel.json',
       crons: [{ path: '/api/sluice/maintain', schedule: '* * * * *' }],
     })
+    expect(run.stdout).toContain('The routes import `sluice` from src/sluice.ts.')
+    // A project without Next.js installed is told to install it with the driver.
+    expect(run.stdout).toContain('npm install pg next')
   })
 
   test('cloudflare: a worker on job contracts only, an edge function, and wrangler.toml', async () => {
@@ -147,10 +150,14 @@ describe('sluice init', () => {
     expect(await read('functions/cloudflare/worker.ts')).toContain("from '../../sluice.contracts.js'")
     expect(await read('sluice.contracts.ts')).toContain("from 'sluice/edge'")
     expect(await read('wrangler.toml')).toContain('main = "dist/functions/cloudflare/worker.js"')
+    expect(run.stdout).toContain(
+      'The Worker imports only your job contracts, from sluice.contracts.ts; the CLI loads `sluice` from sluice.config.ts.',
+    )
     // Before the next commands: the driver and the bundler, which this project lacks.
     const install = run.stdout.slice(run.stdout.indexOf('First install'), run.stdout.indexOf('Next:'))
     expect(install).toContain('npm install @neondatabase/serverless')
-    expect(install).toContain('npm install --save-dev esbuild')
+    // tsx too: `sluice migrate` loads the TypeScript app module through it.
+    expect(install).toContain('npm install --save-dev esbuild tsx')
     expect(await discoverFunctions(dir)).toEqual([
       { entry: 'functions/cloudflare/worker.ts', out: 'cloudflare/worker.js', target: 'edge' },
     ])

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
@@ -34,6 +34,34 @@ test('sluice dev without @hono/node-server exits 2 and says what to install, bef
   expect(run.stderr).not.toContain('Cannot serve')
   expect(run.stderr).not.toContain('Starting:')
   expect(existsSync(data)).toBe(false)
+})
+
+test('DATABASE_URL=pglite:… without PGlite exits 3 with the same hint as without DATABASE_URL', async () => {
+  const run = await runCli(['--config', exampleConfig, 'status'], {
+    hide: ['@electric-sql/pglite'],
+    env: { DATABASE_URL: 'pglite:memory' },
+  })
+  expect(run.code, run.stderr).toBe(3)
+  expect(run.stderr).toContain('hint: Install it (`npm install -D @electric-sql/pglite`)')
+})
+
+test('sluice build without esbuild exits 2 and says what to install', async () => {
+  const project = join(dir, 'no-esbuild')
+  await mkdir(join(project, 'functions/aws'), { recursive: true })
+  await writeFile(join(project, 'functions/aws/drain.mjs'), 'export const handler = () => 1\n')
+  const run = await runCli(['build'], { hide: ['esbuild'], cwd: project })
+  expect(run.code, run.stderr).toBe(2)
+  expect(run.stderr).toContain('`sluice build` needs esbuild, which is not installed.')
+  expect(run.stderr).toContain('hint: Install it: `npm install --save-dev esbuild`.')
+})
+
+test('sluice build where there is no function, or of an entry that is not one, exits 2', async () => {
+  const empty = await runCli(['build'], { cwd: dir })
+  expect(empty.code, empty.stderr).toBe(2)
+  expect(empty.stderr).toContain('run `sluice init <aws | vercel | cloudflare>` to write them')
+  const run = await runCli(['build', 'functions/aws/nope.ts'], { cwd: repo })
+  expect(run.code, run.stderr).toBe(2)
+  expect(run.stderr).toContain('Not a function entry: functions/aws/nope.ts. Entries: functions/aws/api.ts')
 })
 
 /** Runs `code` (an ES module importing the library from src/) with `hide` uninstalled; its stdout. */

@@ -80,6 +80,10 @@ test('the secret subcommands take --json and --help like every command', async (
   const findings = refused.json<{ passed: boolean; problems: string[] }>()
   expect(findings.passed).toBe(false)
   expect(findings.problems).toContain('DATABASE_URL must be a postgres:// or postgresql:// URL.')
+  // Problems only: the advice that follows a secret's goes to stderr as a hint.
+  expect(findings.problems).toHaveLength(2)
+  expect(findings.problems.some((p) => p.includes('secret generate'))).toBe(false)
+  expect(refused.stderr).toContain('hint: Generate a good secret with `npx sluice secret generate`.')
 
   expect(aws.code, aws.stderr).toBe(0)
   expect(aws.json()).toEqual(good)

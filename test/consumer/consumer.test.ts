@@ -125,6 +125,22 @@ console.log(JSON.stringify({ job, summary, signups }))
     expect(result.summary).toMatchObject({ completed: 2, failed: 0 })
     expect(result.signups.sort()).toEqual(['ada@example.com#1', 'event:{"email":"ada@example.com"}'])
   })
+
+  test('a CommonJS project (npm init -y writes "type": "commonjs") requires every entry', async () => {
+    const dir = await consumer.sub('cjs')
+    await writeFile(join(dir, 'package.json'), '{"name":"cjs","private":true,"type":"commonjs"}\n')
+    await writeFile(
+      join(dir, 'index.js'),
+      `const entries = ['sluice', 'sluice/edge', 'sluice/aws-lambda', 'sluice/vercel', 'sluice/build']
+const { createSluice } = require('sluice')
+const sluice = createSluice({ jobs: [] })
+console.log(JSON.stringify({ loaded: entries.map((name) => Object.keys(require(name)).length > 0), sluice: typeof sluice.enqueue }))
+`,
+    )
+    const { stdout } = await sh(process.execPath, ['index.js'], { cwd: dir })
+    expect(JSON.parse(stdout.trim())).toEqual({ loaded: [true, true, true, true, true], sluice: 'function' })
+    steps.push('ok   require() of every entry from a "type": "commonjs" project')
+  })
 })
 
 describe('sluice init aws → sluice build → osls package → the packaged drain', () => {

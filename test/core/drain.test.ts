@@ -247,6 +247,34 @@ describe('leases', () => {
     expect(sized).toMatchObject({ completed: 1, handedBack: 0, stoppedBy: 'deadline', remainingReady: 2 })
   })
 
+  test('a drain stopped while its batch runs starts none of the batch after the stop', async () => {
+    const stop = new AbortController()
+    const ran: number[] = []
+    const stopper = defineJob({
+      name: 'stopper',
+      input: z.number(),
+      // The stop (Ctrl-C in the CLI) comes while the batch's first job runs.
+      run: (n) => {
+        ran.push(n)
+        stop.abort()
+      },
+    })
+    env = await makeSluice({ jobs: [stopper], drain: { concurrency: 1 } })
+    await env.sluice.enqueueMany(stopper, [1, 2, 3])
+    const summary = await env.sluice.drain({ batchSize: 3, signal: stop.signal })
+    expect(ran).toEqual([1])
+    expect(summary).toMatchObject({ claimed: 3, completed: 1, handedBack: 2, stoppedBy: 'stopped' })
+    const rows = await env.sql<{ attempts: number; token: string | null }>(
+      `SELECT attempts, lease_token AS token FROM $schema.jobs ORDER BY id`,
+    )
+    expect(rows).toEqual([
+      { attempts: 0, token: null },
+      { attempts: 0, token: null },
+    ])
+    expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
+    expect(ran).toEqual([1, 2, 3])
+  })
+
   test('the next batch is claimed while one runs; at the deadline it goes back unstarted', async () => {
     const leasedDuringRun: number[] = []
     const ran: number[] = []

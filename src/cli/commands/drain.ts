@@ -50,7 +50,7 @@ Lists every run (name, id, attempt, outcome, duration), then the counts.
 
 Jobs that fail are retried or dead-lettered as usual and do not change the exit code:
 read "failed" in the --json output. Ctrl-C (or SIGTERM) stops claiming: the jobs running
-finish and settle, and it exits 130; a second Ctrl-C quits at once (the jobs that were
+finish and settle, those claimed but not started go back, and it exits 130; a second Ctrl-C quits at once (the jobs that were
 running are retried once their lease runs out). Either way the drain's invocation ends.`,
   options: {
     queues: { type: 'string', multiple: true },

@@ -2,7 +2,7 @@
  * `sluice secret generate | check | aws-json`: secrets for a deployment, checked by the rules
  * the functions apply at their first request. Needs no config and no database.
  */
-import { deployEnvProblems, generateSecret } from '../../platforms/secrets.js'
+import { deployEnvProblems, generateSecret, secretAdvice } from '../../platforms/secrets.js'
 import { type Parsed, parseCommandArgs } from '../args.js'
 import { EXIT, type ExitCode, explain, UsageError } from '../errors.js'
 import { formatError } from '../output.js'
@@ -73,6 +73,10 @@ export function secretCommand(parsed: Pick<Parsed, 'positionals' | 'globals'>, i
     io.err(`${problems.join('\n')}\n`)
     if (!io.env.SLUICE_SECRET)
       io.err('hint: set one first: SLUICE_SECRET=$(npx sluice secret generate) npx sluice secret …\n')
+    else {
+      const advice = secretAdvice(problems)
+      if (advice) io.err(`hint: ${advice}\n`)
+    }
     if (json) io.out(`${JSON.stringify({ passed: false, problems })}\n`)
     return EXIT.USAGE
   }

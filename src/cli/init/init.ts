@@ -29,6 +29,8 @@ export interface InitOptions {
 
 export interface InitResult {
   project: Project
+  /** What the written files import the app from. */
+  imports: string
   written: string[]
   /** Files left as they were (they exist; pass force to replace them). */
   kept: string[]
@@ -87,21 +89,36 @@ export function plan(project: Project, platform: Platform): PlannedFile[] {
   return files
 }
 
+/** Where the written files find the app, in a sentence. */
+export function importsLine(project: Project, platform: Platform): string {
+  const skeleton = project.appMissing ? ' (a skeleton: add your jobs)' : ''
+  if (platform === 'cloudflare') {
+    const contracts = project.typescript ? 'sluice.contracts.ts' : `sluice.contracts${entryExt(project)}`
+    return `The Worker imports only your job contracts, from ${contracts}; the CLI loads \`sluice\` from ${project.app}.${skeleton}`
+  }
+  return `The ${platform === 'next' ? 'routes' : 'functions'} import \`sluice\` from ${project.app}.${skeleton}`
+}
+
 /** What each platform's functions need: their driver, and esbuild for `sluice build`. */
 const NEEDS: Record<Platform, { deps: string[]; dev: string[] }> = {
   aws: { deps: ['pg'], dev: ['esbuild', 'osls'] },
   vercel: { deps: ['pg'], dev: ['esbuild'] },
-  next: { deps: ['pg'], dev: [] },
+  next: { deps: ['pg', 'next'], dev: [] },
   cloudflare: { deps: ['@neondatabase/serverless'], dev: ['esbuild'] },
 }
 
-/** `npm install …` for what `platform`'s functions (and a skeleton app's zod) need and `project` lacks. */
+/**
+ * `npm install …` for what `platform`'s functions (and a skeleton app's zod) need and `project`
+ * lacks, and tsx when the CLI will load a TypeScript app module.
+ */
 export function installCommands(project: Project, platform: Platform): string[] {
   const needs = NEEDS[platform]
   const deps = [...needs.deps, ...(project.appMissing ? ['zod'] : [])].filter(
     (name) => !isInstalled(project.root, name),
   )
-  const dev = needs.dev.filter((name) => !isInstalled(project.root, name))
+  // The CLI (`sluice migrate`, the next command) loads a TypeScript app module through tsx.
+  const cliNeeds = /\.[mc]?ts$/.test(project.app) ? ['tsx'] : []
+  const dev = [...needs.dev, ...cliNeeds].filter((name) => !isInstalled(project.root, name))
   return [
     ...(deps.length ? [`npm install ${deps.join(' ')}`] : []),
     ...(dev.length ? [`npm install --save-dev ${dev.join(' ')}`] : []),
@@ -155,6 +172,7 @@ export async function init(options: InitOptions): Promise<InitResult> {
   }
   return {
     project,
+    imports: importsLine(project, options.platform),
     written,
     kept,
     install: installCommands(project, options.platform),
