@@ -26,7 +26,7 @@ export const jobFilterSchema = z.lazy(() =>
     })
     .check(
       z.refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
-        message: 'name at least one of queue, name, state (an empty filter would take every job)',
+        message: 'must name at least one of queue, name, state (an empty filter would take every job)',
       }),
     ),
 )

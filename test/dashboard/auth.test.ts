@@ -215,6 +215,12 @@ describe('dashboard authentication', () => {
     expect(() => appFor(t, { dashboard: { path: 'dash' } })).toThrow(/dashboard/)
     expect(() => appFor(t, { dashboard: { path: '/api/v1/x' } })).toThrow(/shadow/)
     expect(() => appFor(t, { dashboard: { readOnly: 'yes' } as never })).toThrow(/readOnly/)
+    expect(() => appFor(t, { dashboard: { defaultRefreshSeconds: 3 } as never })).toThrow(
+      'Invalid createApp dashboard option: defaultRefreshSeconds must be 0, 2, 5 or 15',
+    )
+    expect(() => appFor(t, { dashboard: { mountedAt: '/sluice/' } })).toThrow(
+      /mountedAt must be a path prefix/,
+    )
   })
 
   test('without a secret to log in with, the dashboard is created and its login says SLUICE_SECRET', async () => {

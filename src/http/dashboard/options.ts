@@ -85,7 +85,9 @@ const objectSchema = z.lazy(() =>
         .optional(),
       readOnly: z.boolean().optional(),
       authorize: z.optional(callable()),
-      defaultRefreshSeconds: z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)]).optional(),
+      defaultRefreshSeconds: z
+        .union([z.literal(0), z.literal(2), z.literal(5), z.literal(15)], { error: 'must be 0, 2, 5 or 15' })
+        .optional(),
       horizonWarning: z
         .object({
           xminAge: z.number().int().min(0).max(2_000_000_000).optional(),

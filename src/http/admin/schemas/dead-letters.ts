@@ -22,7 +22,7 @@ export const deadLetterFilterBody = z.lazy(() =>
     })
     .strict()
     .refine((b) => b.ids !== undefined || b.queue !== undefined || b.name !== undefined, {
-      message: 'name at least one of ids, queue, name (an empty filter would take every dead letter)',
+      message: 'must name at least one of ids, queue, name (an empty filter would take every dead letter)',
     }),
 )
 
