@@ -95,9 +95,12 @@ export interface Sluice extends ControlsApi, EventsApi {
      * Puts dead letters back in their queue (at most `limit`, default 1,000, per call; by filter,
      * the newest first, below `before` when given). A dead letter whose unique key is held by
      * another job, or whose concurrency key is full, stays a dead letter and is answered in
-     * `kept` with the reason; ids that are no dead letter are in neither list.
+     * `kept` with the reason; ids that are no dead letter are in neither list. An empty filter
+     * (`{}`) takes every dead letter of every queue, as the dashboard's and the CLI's "all" do;
+     * the admin API refuses one.
      */
     retry(query: DeadLetterQuery | string): Promise<DeadLetterRetry>
+    /** Deletes dead letters (at most `limit`, default 1,000, per call); an empty filter takes any. */
     discard(query: DeadLetterQuery | string): Promise<string[]>
   }
   close(): Promise<void>

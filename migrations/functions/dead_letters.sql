@@ -17,7 +17,8 @@ BEGIN
       WHERE lease_token IS NOT NULL AND run_at <= now() AND attempts >= max_attempts
       ORDER BY run_at LIMIT p_limit FOR UPDATE SKIP LOCKED
     )
-    RETURNING j.*, jsonb_build_object('name', 'LeaseExpired', 'attempt', j.attempts, 'at', now(),
+    RETURNING j.*, jsonb_build_object('name', 'LeaseExpired', 'code', 'LEASE_EXPIRED', 'attempt', j.attempts,
+      'at', now(),
       'message', 'The lease of the last attempt ran out before it was settled (the drain crashed or timed out)') AS e
   ), buried AS (
     INSERT INTO :SLUICE_SCHEMA.dead_letters (id, queue, name, payload, priority, attempts, max_attempts, enqueued_at,

@@ -53,10 +53,12 @@ async function suspend(
     // Not put back: settled as a failed attempt instead (retried), as any failure.
     return failed(row, Date.now(), 0, null, error, false, 1_000)
   }
+  const runAt = rows[0]?.run_at ?? null
   return {
     kind: 'suspended',
     reason: progress ? 'progress' : pause.waits ? 'wait' : 'sleep',
-    runAt: rows[0]?.run_at ?? null,
+    // Waits with no time limit (a child job) make it due in year 9999 (steps_never): null, as documented.
+    runAt: runAt !== null && runAt.getUTCFullYear() >= 9999 ? null : runAt,
   }
 }
 
@@ -175,6 +177,12 @@ function adaptive(job: AnyJob | undefined): boolean {
   const policy = job?.admission as { adaptive?: unknown; adaptive_min?: unknown } | undefined
   return policy !== undefined && (policy.adaptive !== undefined || (policy.adaptive_min ?? null) !== null)
 }
+
+/**
+ * How long a run stopped by its time limit waits for the steps it is running to end and be
+ * recorded (their signal aborted), well inside the lease's grace after the deadline.
+ */
+const STEP_GRACE_MS = 1_000
 
 /**
  * Runs one claimed job to an outcome. Never throws: whatever the handler or a hook
@@ -315,7 +323,9 @@ export async function execute(
   } catch (error) {
     // A run of steps that stops for now (its steps suspended it, or its time limit came after new
     // steps completed): put back by its own statement, attempt uncounted.
-    const progressed = timedOut !== undefined && error === timedOut && runSteps(context)?.progressed === true
+    // Its steps are closed first: one that ends as the limit stops it is recorded and counted, or neither.
+    const steps = timedOut !== undefined && error === timedOut ? runSteps(context) : undefined
+    const progressed = steps !== undefined && (await steps.close(STEP_GRACE_MS))
     if (options.steps && (error instanceof Suspension || progressed)) {
       timeouts.clear(expiry)
       const pause = error instanceof Suspension ? error : new Suspension(null, false)

@@ -13,6 +13,7 @@ import {
   ValidationError,
 } from '../errors.js'
 import { assertStorable, jsonPath, jsonProblem } from '../json.js'
+import { assertName } from '../names.js'
 import {
   type ControlledRow,
   enqueueControlled,
@@ -104,7 +105,11 @@ export function resolveJob<T extends JobShape = AnyJob>(
 ): T {
   const name = typeof job === 'string' ? job : job.name
   const found = jobs.get(name)
-  if (!found) throw new UnknownJobError(name)
+  if (!found) {
+    // A name no job can have is INVALID_NAME; one that a job could have, UNKNOWN_JOB.
+    if (typeof job === 'string') assertName('job', name)
+    throw new UnknownJobError(name)
+  }
   if ((found as { subscriber?: unknown }).subscriber !== undefined) {
     throw new ValidationError(`"${name}" is a subscriber: its jobs come from publish(), not enqueue().`, [
       { path: ['job'], message: 'is a subscriber' },

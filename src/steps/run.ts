@@ -56,9 +56,17 @@ export function durationMs(value: unknown, what: string): number {
     const m = DURATION.exec(value.trim())
     if (m) ms = Number(m[1]) * UNITS[m[2]!]!
   }
-  if (ms === undefined || !Number.isFinite(ms) || ms < 0 || ms > MAX_DURATION_MS) {
+  if (value === undefined) {
     throw new ValidationError(
-      `Invalid ${what}: ${JSON.stringify(value) ?? String(value)}; use milliseconds or a number with ms, s, m, h or d ("30s"), up to 10 years`,
+      `Missing ${what}: it is required; use milliseconds or a number with ms, s, m, h or d ("30s"), up to 10 years`,
+      [{ path: [what], message: 'is required' }],
+    )
+  }
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0 || ms > MAX_DURATION_MS) {
+    // String(), not JSON: NaN and Infinity shown as they are, not as null.
+    const shown = typeof value === 'string' ? JSON.stringify(value) : String(value)
+    throw new ValidationError(
+      `Invalid ${what}: ${shown}; use milliseconds or a number with ms, s, m, h or d ("30s"), up to 10 years`,
       [{ path: [what], message: 'must be a duration' }],
     )
   }
@@ -103,6 +111,11 @@ export class StepRun {
   private fired = false
   /** A new step completed in this run: a stop at the deadline does not count an attempt. */
   progressed = false
+  /** Statements sent that record this run's steps: close() waits for them. */
+  private readonly sending = new Set<Promise<unknown>>()
+  /** The run's time limit came (close): nothing more starts or is recorded. */
+  private closed = false
+  private readonly idle: (() => void)[] = []
   /** The run step whose function is running, for the deadline's message. */
   running: string | undefined
 
@@ -160,13 +173,53 @@ export class StepRun {
 
   /** Counts a step in flight while `fn` runs: the run suspends only when none is. */
   private async track<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new LeaseLostError('a step after the time limit')
     this.inFlight++
     try {
       return await fn()
     } finally {
       this.inFlight--
+      if (this.inFlight === 0) for (const done of this.idle.splice(0)) done()
       this.check()
     }
+  }
+
+  /**
+   * Sends a statement that records a step, unless the run is closed; `progress` says whether its
+   * answer records a new completed step (then known by close(), which waits for what was sent).
+   */
+  private send<T>(statement: () => Promise<T>, progress: (answer: T) => boolean, id: string): Promise<T> {
+    if (this.closed) return Promise.reject(new LeaseLostError(id))
+    const sent = statement().then((answer) => {
+      if (progress(answer)) this.progressed = true
+      return answer
+    })
+    this.sending.add(sent)
+    const forget = () => this.sending.delete(sent)
+    sent.then(forget, forget)
+    return sent
+  }
+
+  /**
+   * The run's time limit came, its signal aborted. Waits up to `graceMs` for the steps running to
+   * finish and be recorded, then starts and records nothing more, and waits for the statements
+   * already sent: whether a new step completed in this run is then settled. A step that ends
+   * later is not recorded, and runs again in the next attempt.
+   */
+  async close(graceMs: number): Promise<boolean> {
+    if (this.inFlight > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([
+        new Promise<void>((done) => this.idle.push(done)),
+        new Promise<void>((done) => {
+          timer = setTimeout(done, graceMs)
+        }),
+      ])
+      clearTimeout(timer)
+    }
+    this.closed = true
+    await Promise.allSettled([...this.sending])
+    return this.progressed
   }
 
   /** Waits for ever: the run suspends, and the job resumes past this step in a later run. */
@@ -188,8 +241,17 @@ export class StepRun {
     })
   }
 
-  private async write(statement: Statement, id: string, on: Queryable = this.deps.db): Promise<void> {
-    const { rows } = await on.query<{ recorded: boolean }>(statement)
+  private async write(
+    statement: Statement,
+    id: string,
+    on: Queryable = this.deps.db,
+    progress = false,
+  ): Promise<void> {
+    const { rows } = await this.send(
+      () => on.query<{ recorded: boolean }>(statement),
+      (answer) => progress && answer.rows[0]?.recorded === true,
+      id,
+    )
     if (rows[0]?.recorded !== true) throw new LeaseLostError(id)
   }
 
@@ -215,8 +277,12 @@ export class StepRun {
         if (this.running === id) this.running = undefined
       }
       const json = storedResult(value, `step "${id}"`)
-      await this.write(recordStep(this.deps.t, this.record(seq, id, 'completed', json, null, startedAt)), id)
-      this.progressed = true
+      await this.write(
+        recordStep(this.deps.t, this.record(seq, id, 'completed', json, null, startedAt)),
+        id,
+        this.deps.db,
+        true,
+      )
       return JSON.parse(json) as T
     })
   }
@@ -260,19 +326,24 @@ export class StepRun {
       this.running = id
       let json: string
       try {
-        json = await db.transaction(async (tx) => {
-          // The job's row first: a run that lost its lease rolls back before fn writes anything.
-          const held = await tx.query(holdLease(this.deps.t, this.job.id, this.job.token))
-          if (held.rows.length === 0) throw new LeaseLostError(id)
-          const value = await fn(tx)
-          const text = storedResult(value, `step "${id}"`)
-          await this.write(
-            recordStep(this.deps.t, this.record(seq, id, 'completed', text, null, startedAt)),
-            id,
-            tx,
-          )
-          return text
-        })
+        json = await this.send(
+          () =>
+            db.transaction(async (tx) => {
+              // The job's row first: a run that lost its lease rolls back before fn writes anything.
+              const held = await tx.query(holdLease(this.deps.t, this.job.id, this.job.token))
+              if (held.rows.length === 0) throw new LeaseLostError(id)
+              const value = await fn(tx)
+              const text = storedResult(value, `step "${id}"`)
+              await this.write(
+                recordStep(this.deps.t, this.record(seq, id, 'completed', text, null, startedAt)),
+                id,
+                tx,
+              )
+              return text
+            }),
+          () => true,
+          id,
+        )
       } catch (error) {
         if (!(error instanceof LeaseLostError)) {
           await db
@@ -285,7 +356,6 @@ export class StepRun {
       } finally {
         if (this.running === id) this.running = undefined
       }
-      this.progressed = true
       return JSON.parse(json) as T
     })
   }
@@ -328,32 +398,38 @@ export class StepRun {
       if (stored?.state === 'waiting') {
         const at = stored.wake_at?.getTime() ?? null
         if (at === null || at > Date.now()) return { wait: true }
-        const { rows } = await db.query<{ state: string; result: unknown }>(
-          waitTimedOut(this.deps.t, this.job.id, this.job.token, seq),
+        const { rows } = await this.send(
+          () =>
+            db.query<{ state: string; result: unknown }>(
+              waitTimedOut(this.deps.t, this.job.id, this.job.token, seq),
+            ),
+          (answer) => answer.rows.length > 0,
+          id,
         )
         if (rows.length === 0) throw new LeaseLostError(id)
-        this.progressed = true
         return { value: rows[0]!.result as WaitedEvent | null }
       }
       const timeout = new Date(Date.now() + timeoutMs)
       const wildcard = pattern.split('.').some((word) => word === '*' || word === '#')
-      const { rows } = await db.query<{ state: string; result: unknown }>(
-        waitForEventSql(this.deps.t, {
-          jobId: this.job.id,
-          token: this.job.token,
-          seq,
-          name: id,
-          topic: pattern,
-          regex: wildcard ? patternRegex(pattern) : null,
-          match: JSON.stringify(match),
-          timeout,
-        }),
+      const { rows } = await this.send(
+        () =>
+          db.query<{ state: string; result: unknown }>(
+            waitForEventSql(this.deps.t, {
+              jobId: this.job.id,
+              token: this.job.token,
+              seq,
+              name: id,
+              topic: pattern,
+              regex: wildcard ? patternRegex(pattern) : null,
+              match: JSON.stringify(match),
+              timeout,
+            }),
+          ),
+        (answer) => answer.rows[0]?.state === 'completed',
+        id,
       )
       if (rows.length === 0) throw new LeaseLostError(id)
-      if (rows[0]!.state === 'completed') {
-        this.progressed = true
-        return { value: rows[0]!.result as WaitedEvent }
-      }
+      if (rows[0]!.state === 'completed') return { value: rows[0]!.result as WaitedEvent }
       return { wait: true }
     })
     if ('value' in outcome) return outcome.value

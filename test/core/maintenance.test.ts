@@ -74,7 +74,11 @@ test('a poison job that crashes the function every time ends in the dead letters
   const report = await env.sluice.maintain()
   expect(report.tasks.find((t) => t.task === 'bury-exhausted')).toMatchObject({ ran: true, rows: 1 })
   const [dead] = await env.sluice.deadLetters.list()
-  expect(dead).toMatchObject({ id, attempts: 2, lastError: { name: 'LeaseExpired', attempt: 2 } })
+  expect(dead).toMatchObject({
+    id,
+    attempts: 2,
+    lastError: { name: 'LeaseExpired', code: 'LEASE_EXPIRED', attempt: 2 },
+  })
   expect(await env.sql(`SELECT 1 FROM $schema.jobs`)).toEqual([])
 })
 

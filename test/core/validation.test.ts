@@ -50,6 +50,11 @@ describe('bad input gets a typed error and writes nothing', () => {
     await expect(env.sluice.enqueue('nope', {} as never)).rejects.toMatchObject({ code: 'UNKNOWN_JOB' })
     const stranger = defineJob({ name: 'signup', input: z.object({}), run: () => {} })
     await expect(env.sluice.enqueue(stranger, {})).rejects.toMatchObject({ code: 'UNKNOWN_JOB' })
+    // A name no job can have says so.
+    await expect(env.sluice.enqueue('bad name!', {} as never)).rejects.toMatchObject({
+      code: 'INVALID_NAME',
+      message: expect.stringContaining('Invalid job name "bad name!"'),
+    })
     await expectNothingWritten()
   })
 

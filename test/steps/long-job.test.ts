@@ -11,6 +11,48 @@ afterEach(async () => {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+describe('a step that ends as the deadline stops its run', () => {
+  test.each([
+    ['ctx.step', false],
+    ['ctx.step.transaction', true],
+  ])(
+    '%s: recorded and counted as progress, or neither; never recorded with the attempt counted',
+    async (_, transactional) => {
+      let runs = 0
+      const job = defineJob({
+        name: 'cut',
+        input: z.object({}),
+        retry: { maxAttempts: 1 },
+        run: async (_input, ctx) => {
+          runs++
+          // The step finishes when the deadline aborts the run's signal, as a well-behaved one does.
+          const atAbort = () =>
+            new Promise<string>((resolve) => ctx.signal.addEventListener('abort', () => resolve('stopped')))
+          const value = transactional
+            ? await ctx.step.transaction('only', () => atAbort())
+            : await ctx.step('only', atAbort)
+          return value
+        },
+      })
+      env = await makeSluice({ jobs: [job] })
+      const id = (await env.sluice.enqueue(job, {})).id!
+      const first = await env.sluice.drain({ budgetMs: 500 })
+      // Its one step completed in that run: the job is put back, its only attempt not used up.
+      expect(first).toMatchObject({ claimed: 1, failed: 0 })
+      expect(await env.sluice.deadLetters.list()).toEqual([])
+      const steps = await env.sql<{ state: string }>(
+        'SELECT state FROM $schema.job_steps WHERE job_id = $1',
+        [id],
+      )
+      expect(steps).toEqual([{ state: 'completed' }])
+      // The next run finds the step done and completes without running it again.
+      await env.sluice.drain({ budgetMs: 5_000 })
+      expect(runs).toBe(2)
+      expect(await env.sluice.result(id)).toMatchObject({ state: 'completed', result: 'stopped' })
+    },
+  )
+})
+
 describe('a job longer than any drain', () => {
   test('20 steps of 400 ms, drained by 1 s drains: completes, each transactional effect exactly once', async () => {
     let runs = 0

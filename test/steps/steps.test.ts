@@ -168,6 +168,23 @@ describe('ctx.sleep', () => {
     )
   })
 
+  test('a run waiting on what has no time limit (a child job) reports until null, not a far date', async () => {
+    const child = defineJob({ name: 'kid', queue: 'kids', input: z.object({}), run: async () => 1 })
+    const parent = defineJob({
+      name: 'parent',
+      input: z.object({}),
+      run: async (_input, ctx) => ctx.invoke('kid', child, {}),
+    })
+    env = await makeSluice({ jobs: [parent, child] })
+    await env.sluice.enqueue(parent, {})
+    const runs: JobRun[] = []
+    await env.sluice.drain({ queues: ['default'], onJob: (run) => runs.push(run) })
+    expect(runs).toEqual([
+      expect.objectContaining({ outcome: 'suspended', suspended: { reason: 'wait', until: null } }),
+    ])
+    expect(formatRun(runs[0]!, false)).not.toContain('9999')
+  })
+
   test('a sleep of 2 s suspends the job, attempt uncounted, and resumes it after ≥ 2 s and within the wake-up delay', async () => {
     const runs: string[] = []
     let sleptAt = 0

@@ -24,6 +24,9 @@ describe('step inputs', () => {
     ]) {
       expect(() => durationMs(bad, 'timeout'), String(bad)).toThrow(/Invalid timeout: .*use milliseconds/)
     }
+    // Shown as given: NaN is not printed as null.
+    expect(() => durationMs(Number.NaN, 'duration')).toThrow(/^Invalid duration: NaN;/)
+    expect(() => durationMs(undefined, 'timeout')).toThrow(/^Missing timeout: it is required;/)
   })
 
   test('results: stored as JSON, undefined as null; unstorable or too large values are refused', () => {
