@@ -233,5 +233,8 @@ describe('dashboard authentication', () => {
     const res = await app.request('/dashboard/jobs')
     expect(res.status).toBe(500)
     expect(String(reported[0])).toMatch(/SLUICE_SECRET/)
+    // Reported once, and answered as the dashboard's own error page.
+    expect(reported).toHaveLength(1)
+    expect(res.headers.get('content-type')).toContain('text/html')
   })
 })

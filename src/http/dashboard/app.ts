@@ -181,9 +181,16 @@ function dashboardApp(
     }
     if (status >= 500) mount.report(error, c)
     c.set('base', c.get('base') ?? `${options.mountedAt}${options.path}`)
-    // The frame (navigation, tools) only for a visitor who may see the dashboard.
+    // The frame (navigation, tools) only for a visitor who may see the dashboard. Without a
+    // secret (the error being shown, most likely) there is no session to check.
     const signedIn =
-      mode !== 'login' || (await verifySession(await getKeys(), getCookie(c, SESSION_COOKIE))) !== undefined
+      mode !== 'login' ||
+      (await Promise.resolve()
+        .then(getKeys)
+        .then(
+          (k) => verifySession(k, getCookie(c, SESSION_COOKIE)),
+          () => undefined,
+        )) !== undefined
     const view = await viewOf(c, undefined, signedIn && status !== 401)
     const login =
       status === 401 && mode === 'login' ? html` <a href="${view.base}/login">Log in</a>.` : html``
