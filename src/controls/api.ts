@@ -36,9 +36,16 @@ export interface ControlsApi extends JobControls, BulkJobControls {
    * before), recorded in the task's history as a manual run. NOT_FOUND for a task not defined.
    */
   triggerRecurring(task: string): Promise<TriggeredRun>
-  /** Pauses a queue by hand: drains skip it until resume(), whatever the circuit breaker does. */
+  /**
+   * Pauses a queue by hand: drains skip it until resume(), whatever the circuit breaker does. A
+   * queue no job of this app uses is paused all the same (for the jobs another app enqueues into
+   * it); the CLI refuses one without `--force`, the admin API with 404 `UNKNOWN_QUEUE`.
+   */
   pause(queue: string): Promise<void>
-  /** Lifts a manual pause and closes the queue's circuit breaker. False when the queue was unknown. */
+  /**
+   * Lifts a manual pause and closes the queue's circuit breaker. False when the database has no
+   * row for the queue (never paused, and not synced by migrate() or maintenance).
+   */
   resume(queue: string): Promise<boolean>
   /**
    * Pauses a partition of an admission policy: drains admit none of its jobs until
