@@ -152,6 +152,8 @@ describe('dashboard actions', () => {
     expect(ask.status).toBe(200)
     const page = await ask.text()
     expect(page).toContain('<strong>3 jobs</strong>')
+    // The answer to a form: the automatic refresh leaves it alone (a GET of its address is no page).
+    expect(page).toContain('data-no-refresh>')
     expect(page).toMatch(
       /<input type="hidden" name="confirm" value="yes"><button type="submit" data-action="confirm-purge"/,
     )

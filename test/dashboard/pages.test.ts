@@ -171,6 +171,15 @@ describe('dashboard pages', () => {
     expect(bad.status).toBe(400)
     expect(await bad.text()).toContain('Invalid job id')
     expect((await browser.get('/dashboard/jobs?state=nope')).status).toBe(400)
+    // Shown to a signed-in operator with the frame of any page: no read-only badge on a dashboard
+    // that is not, the log-out there, and no automatic refresh of the error.
+    for (const page of [await missing.text(), await (await browser.get('/dashboard/nope')).text()]) {
+      expect(page).toContain('<nav')
+      expect(page).not.toContain('>read-only<')
+      expect(page).toMatch(/action="\/dashboard\/logout"[\s\S]*name="_csrf" value="[0-9a-f]{64}"/)
+      expect(page).toContain('<body data-default-refresh="0" data-no-refresh>')
+    }
+    expect(await browser.page('/dashboard/jobs')).toContain('<body data-default-refresh="0">')
   })
 
   test('a dead letter and an archived job have their own pages: state, when it ended, attempts, fitting actions', async () => {

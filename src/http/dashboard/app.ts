@@ -151,6 +151,7 @@ function dashboardApp(
     signedIn,
     canLogOut: mode === 'login' && s !== undefined,
     defaultRefreshSeconds: options.defaultRefreshSeconds,
+    refreshable: c.req.method === 'GET',
     flash: takeFlash(c),
     horizonWarning: options.horizonWarning,
     sessionQueries: mount.showSessionQueries ?? false,
@@ -181,17 +182,23 @@ function dashboardApp(
     }
     if (status >= 500) mount.report(error, c)
     c.set('base', c.get('base') ?? `${options.mountedAt}${options.path}`)
-    // The frame (navigation, tools) only for a visitor who may see the dashboard. Without a
-    // secret (the error being shown, most likely) there is no session to check.
-    const signedIn =
-      mode !== 'login' ||
-      (await Promise.resolve()
-        .then(getKeys)
-        .then(
-          (k) => verifySession(k, getCookie(c, SESSION_COOKIE)),
-          () => undefined,
-        )) !== undefined
-    const view = await viewOf(c, undefined, signedIn && status !== 401)
+    // The frame (navigation, tools, log-out) only for a visitor who may see the dashboard, from
+    // their session. Without a secret (the error being shown, most likely) there is none.
+    const token = getCookie(c, SESSION_COOKIE)
+    const key = await Promise.resolve()
+      .then(getKeys)
+      .then(
+        (k) => verifySession(k, token),
+        () => undefined,
+      )
+    // A session a log-out ended is none (and a database that cannot say so ends it here too).
+    const ended =
+      mode === 'login' && key && token ? await store.ended(sessionId(token)!.id).catch(() => true) : false
+    const s = key && token && !ended ? { token, key } : undefined
+    const signedIn = mode !== 'login' || s !== undefined
+    const view = await viewOf(c, status === 401 ? undefined : s, signedIn && status !== 401)
+    // An error page is not fetched again by the automatic refresh.
+    view.refreshable = false
     const login =
       status === 401 && mode === 'login' ? html` <a href="${view.base}/login">Log in</a>.` : html``
     const res = await render(

@@ -61,7 +61,7 @@ ${options.charts ? html`<link rel="stylesheet" href="${assetUrl(view.base, 'uplo
 <link rel="stylesheet" href="${assetUrl(view.base, 'dashboard.css')}">
 ${options.charts ? html`<script src="${assetUrl(view.base, 'uplot.js')}" defer></script>` : EMPTY}
 <script src="${assetUrl(view.base, 'dashboard.js')}" defer></script>
-</head><body data-default-refresh="${view.defaultRefreshSeconds}">
+</head><body data-default-refresh="${view.defaultRefreshSeconds}"${view.refreshable ? EMPTY : html` data-no-refresh`}>
 <a class="skip" href="#main">Skip to content</a>
 <header><a class="brand" href="${view.base}/">Sluice</a>${
     view.signedIn

@@ -14,6 +14,11 @@ export interface View {
   /** Whether the log-out button is shown (sessions come from the log-in page). */
   canLogOut: boolean
   defaultRefreshSeconds: number
+  /**
+   * Whether the automatic refresh may fetch this page again: not for the answer to a form (its
+   * address is the form's) nor for an error page.
+   */
+  refreshable: boolean
   flash: { text: string; error: boolean } | undefined
   /** The database page's warning thresholds (the dashboard's `horizonWarning` option). */
   horizonWarning: { xminAge?: number; heldMs?: number }

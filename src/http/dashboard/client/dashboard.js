@@ -179,7 +179,8 @@
     const seconds = refreshSeconds()
     const select = document.querySelector('[data-refresh]')
     if (select) select.value = String(seconds)
-    if (seconds > 0) timer = setTimeout(refresh, seconds * 1000)
+    // Never on the answer to a form or an error page: their address is not a page to fetch again.
+    if (seconds > 0 && !('noRefresh' in document.body.dataset)) timer = setTimeout(refresh, seconds * 1000)
   }
   async function refresh() {
     const busy = document.activeElement?.closest?.('main form') || document.hidden
@@ -190,7 +191,8 @@
           headers: { Accept: 'text/html' },
         })
         if (response.redirected || !response.ok) {
-          location.reload()
+          // A GET of this address (the log-in page once the session has ended), never a form sent again.
+          location.assign(location.href)
           return
         }
         const next = new DOMParser()
