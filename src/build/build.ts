@@ -160,7 +160,9 @@ async function bundle(
   }
   const reads = fileReads(metafile, root)
   if (reads.length > 0)
-    throw new BuildError(`${fn.entry} would read files at run time:\n  ${reads.join('\n  ')}`)
+    throw new BuildError(
+      `${fn.entry} would read files at run time, which a bundle does not carry (your code imports the file system):\n  ${reads.join('\n  ')}`,
+    )
   const outputs = Object.keys(metafile.outputs).filter((file) => !file.endsWith('.map'))
   if (outputs.length !== 1)
     throw new BuildError(`${fn.entry} produced ${outputs.length} files; expected one (and its source map).`)
@@ -221,9 +223,17 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
       'note: pg is not installed, so the Node functions carry no driver for postgres:// URLs ' +
         '(a DATABASE_URL would fail at their first query): run `npm install pg`.',
     )
-  const bundles = await Promise.all(
+  const built = await Promise.allSettled(
     chosen.map((fn) => bundle(esbuild, root, outDir, fn, { external: options.external ?? [], inject })),
   )
+  const failed = built.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))
+  if (failed.length > 0) {
+    // Nothing half-built is left to deploy; every failing entry is named, in the table's order.
+    await rm(join(outDir, 'functions'), { recursive: true, force: true })
+    if (failed.length === 1 || !failed.every((e) => e instanceof BuildError)) throw failed[0]
+    throw new BuildError(failed.map((e) => (e as Error).message).join('\n'))
+  }
+  const bundles = built.map((r) => (r as PromiseFulfilledResult<BundleReport>).value)
   log(sizeTable(bundles))
   if (options.vercelOutput) {
     await writeVercelOutput(join(outDir, 'functions'), resolve(root, options.vercelOutput), chosen)

@@ -79,7 +79,8 @@ const buildTool: Tool = {
 file with its source map under <out>/functions/<platform>/: Node functions (target node20, a
 createRequire banner for bundled CommonJS, optional drivers left out) and edge functions (files
 under cloudflare/, or declaring \`export const runtime = 'edge'\` or \`export const config = { runtime:
-'edge' }\`), which fail the build if they import a Node built-in. Entries named drain leave out the
+'edge' }\`), which fail the build if they import a Node built-in. The build also fails if your own
+code imports the file system (node:fs): a bundle carries no files to read. Entries named drain leave out the
 reading of recurring schedules (croner), drain and maintain entries the migrations. Prints each
 bundle's size. Needs esbuild (\`npm install --save-dev esbuild\`).
 

@@ -100,8 +100,10 @@ export interface RecurringTaskRow {
   cron: string
   timezone: string
   job: string
-  /** The latest slot of the schedule enqueued. */
+  /** The latest slot of the schedule enqueued; while `slotEnqueued` is false, where the schedule started. */
   lastSlot: Date
+  /** Whether a slot of the schedule was ever enqueued (a manual run is none). */
+  slotEnqueued: boolean
   lastRun: {
     slot: string
     jobId: string | null
@@ -119,6 +121,7 @@ export interface RecurringTaskRow {
 export function recurringTasks(t: string): Statement {
   return {
     text: `SELECT r.name AS task, r.cron, r.timezone, r.job, r.last_slot AS "lastSlot",
+  r.last_slot > r.created_at AS "slotEnqueued",
   CASE WHEN l.task IS NOT NULL THEN json_build_object(
     'slot', l.slot, 'jobId', l.job_id::text, 'status', l.status, 'manual', l.manual,
     'outcome', CASE

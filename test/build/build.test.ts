@@ -181,17 +181,26 @@ describe('the function bundles', () => {
     }
   })
 
-  test('a function that would read files at run time fails the build', async () => {
+  test('a function that would read files at run time fails the build, and leaves no bundle to deploy', async () => {
+    const outDir = join(built.outDir, 'bad-reads')
     const failure = await build({
-      outDir: join(built.outDir, 'bad'),
+      outDir,
       library: false,
       log: () => {},
-      functionList: [{ entry: 'test/fixtures/node-reads-files.ts', out: 'bad.mjs', target: 'node' }],
+      functionList: [
+        { entry: 'test/fixtures/reads-schedules.ts', out: 'fine.mjs', target: 'node' },
+        { entry: 'test/fixtures/node-reads-files.ts', out: 'bad.mjs', target: 'node' },
+        { entry: 'test/fixtures/node-reads-files.ts', out: 'also-bad.mjs', target: 'node' },
+      ],
     }).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(BuildError)
     expect((failure as Error).message).toMatch(
       /read files at run time[\s\S]*node-reads-files\.ts → node:fs\/promises/,
     )
+    // Both failing entries are named, whichever finished first.
+    expect((failure as Error).message.match(/would read files at run time/g)).toHaveLength(2)
+    // The bundle that built is not left beside them for a deploy to pick up.
+    expect(existsSync(join(outDir, 'functions'))).toBe(false)
   })
 
   test('isNodeBuiltin knows bare and prefixed names', () => {

@@ -257,14 +257,20 @@ describe('dashboard actions', () => {
   })
 
   test('trigger a recurring task now', async () => {
+    // Maintenance stores the task (no slot of its schedule is due yet: it starts from now).
+    await t.sluice.maintain()
     const res = await browser.post('/dashboard/recurring/nightly/trigger', {
       _csrf: csrf,
       back: '/dashboard/recurring',
     })
     expect(res.status).toBe(303)
-    expect(await browser.page('/dashboard/recurring')).toMatch(
-      /data-flash[^>]*>Recurring task nightly triggered: job \d+/,
-    )
+    const page = await browser.page('/dashboard/recurring')
+    expect(page).toMatch(/data-flash[^>]*>Recurring task nightly triggered: job \d+/)
+    // A manual run is no slot of the schedule: the task's last slot stays none.
+    const [task] = await t.sluice.inspect.recurring()
+    expect(task).toMatchObject({ task: 'nightly', slotEnqueued: false, lastRun: { manual: true } })
+    const row = page.slice(page.indexOf('<tr data-recurring="nightly">'))
+    expect(row.slice(0, row.indexOf('</tr>'))).toContain('<td><span class="muted">—</span></td>')
     expect((await t.sluice.inspect.jobs({ name: 'greet' })).length).toBe(1)
     const unknown = await browser.post('/dashboard/recurring/nope/trigger', { _csrf: csrf })
     expect(unknown.status).toBe(303)

@@ -228,8 +228,12 @@ describe('an unknown name is quoted, not echoed whole', () => {
     expect((await res.text()).length).toBeLessThan(600)
   })
 
-  test('sluice.enqueue of an unknown name says at most 80 characters of it', async () => {
-    await expect(t.sluice.enqueue(long, {} as never)).rejects.toThrow(/^No job named "a{80}…" is defined\.$/)
+  test('sluice.enqueue of a name no job can have says at most 80 characters of it', async () => {
+    await expect(t.sluice.enqueue(long, {} as never)).rejects.toThrow(/^Invalid job name "a{80}": /)
+    // A name a job could have, but none has: the same bound.
+    await expect(t.sluice.enqueue(`a${'-'.repeat(126)}b`, {} as never)).rejects.toThrow(
+      /^No job named "a-{79}…" is defined\.$/,
+    )
   })
 })
 

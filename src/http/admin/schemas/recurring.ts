@@ -22,6 +22,7 @@ export const recurringTasksResponse = z.lazy(() =>
         timezone: z.string(),
         job: z.string(),
         lastSlot: ts,
+        slotEnqueued: z.boolean(),
         nextSlot: ts.nullable(),
         lastRun: z
           .object({

@@ -17,8 +17,9 @@ export const recurringPage: Page = {
         return html`<tr data-recurring="${task.task}"><th scope="row">${task.task}</th><td class="mono">${task.cron}</td>
 <td>${task.timezone}</td><td>${task.job}</td><td>${time(task.nextSlot)}</td>
 <td>${
-          // The stored last slot of a task that never ran is only where its schedule started.
-          last ? time(task.lastSlot) : html`<span class="muted">—</span>`
+          // Until a slot of its schedule is enqueued (a manual run is none), the stored last slot
+          // is only where its schedule started.
+          task.slotEnqueued ? time(task.lastSlot) : html`<span class="muted">—</span>`
         }</td>
 <td>${
           last
@@ -32,7 +33,7 @@ export const recurringPage: Page = {
         }</td>
 <td class="actions">${action(view, `/recurring/${encodeURIComponent(task.task)}/trigger`, 'trigger', 'Run now')}</td></tr>`
       }),
-      'No recurring task is stored: they are synced from the app by migrate() and maintenance.',
+      'No recurring task is stored: maintenance syncs them from the app (its first run after a deploy).',
     )
     const history = table(
       'History',
