@@ -11,6 +11,8 @@ export interface Batch {
   failures: Failure[]
   handBacks: HandBack[]
   expired: number
+  /** Jobs of steps put back by their own statement (nothing to settle). */
+  suspended: number
   /** Jobs were handed back because they did not fit the time left (not because a chain stopped). */
   outOfTime: boolean
 }
@@ -156,7 +158,10 @@ export async function runBatch(
       return false
     }
     // Put back already (step_suspend): nothing to settle.
-    if (outcome.kind === 'suspended') return true
+    if (outcome.kind === 'suspended') {
+      batch.suspended++
+      return true
+    }
     batch.completions.push(outcome.completion)
     if (outcome.kind === 'expired') batch.expired++
     else if (outcome.completion.durationMs !== null) durations.record(row.name, outcome.completion.durationMs)
@@ -187,6 +192,7 @@ export const emptyBatch = (): Batch => ({
   failures: [],
   handBacks: [],
   expired: 0,
+  suspended: 0,
   outOfTime: false,
 })
 
@@ -195,6 +201,7 @@ export function absorb(into: Batch, from: Batch): void {
   into.failures.push(...from.failures)
   into.handBacks.push(...from.handBacks)
   into.expired += from.expired
+  into.suspended += from.suspended
   into.outOfTime ||= from.outOfTime
 }
 

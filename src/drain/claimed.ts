@@ -85,6 +85,7 @@ export function tally(summary: DrainSummary, batch: Batch, result: SettleRow): v
   summary.deadLettered += result.dead
   summary.failed += result.retried + result.dead
   summary.handedBack += result.handed_back
+  summary.suspended += batch.suspended
   summary.lostLeases += batch.completions.length + batch.failures.length + batch.handBacks.length - matched
   if (result.ready !== null) summary.remainingReady = Math.min(READY_CAP, result.ready)
 }

@@ -87,6 +87,11 @@ export interface DrainSummary {
    */
   handedBack: number
   /**
+   * Jobs of steps put back by their own statement, attempt not counted: they sleep, wait for an
+   * event or a child, or stopped at the deadline after new steps completed (docs/steps.md).
+   */
+  suspended: number
+  /**
    * Settles that matched no lease any more: another drain had re-claimed the job, or a settle
    * sent again after its connection dropped found that its first try had landed.
    */

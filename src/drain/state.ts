@@ -96,6 +96,7 @@ export class DrainState {
       deadLettered: 0,
       expired: 0,
       handedBack: 0,
+      suspended: 0,
       lostLeases: 0,
       remainingReady: 0,
       stoppedBy: 'empty',

@@ -154,7 +154,9 @@ describe('ctx.sleep', () => {
     env = await makeSluice({ jobs: [job] })
     const { id } = await env.sluice.enqueue(job, {})
     const runs: JobRun[] = []
-    await env.sluice.drain({ onJob: (run) => runs.push(run) })
+    const summary = await env.sluice.drain({ onJob: (run) => runs.push(run) })
+    // The summary adds up: the job was claimed and suspended, nothing else.
+    expect(summary).toMatchObject({ claimed: 1, completed: 0, failed: 0, handedBack: 0, suspended: 1 })
     const [row] = await env.sql<{ run_at: Date }>('SELECT run_at FROM $schema.jobs WHERE id = $1', [id])
     expect(runs).toEqual([
       expect.objectContaining({

@@ -105,6 +105,7 @@ running are retried once their lease runs out). Either way the drain's invocatio
       `${r.deadLettered} dead-lettered`,
       ...(r.expired ? [`${r.expired} expired`] : []),
       ...(r.handedBack ? [`${r.handedBack} handed back`] : []),
+      ...(r.suspended ? [`${r.suspended} suspended`] : []),
       ...(r.lostLeases ? [count(r.lostLeases, 'lost lease')] : []),
     ]
     lines.push(

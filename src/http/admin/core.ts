@@ -40,6 +40,7 @@ const drainSummary = z.lazy(() =>
     deadLettered: z.number(),
     expired: z.number(),
     handedBack: z.number(),
+    suspended: z.number(),
     lostLeases: z.number(),
     remainingReady: z.number(),
     stoppedBy: z.string(),
