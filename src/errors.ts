@@ -26,8 +26,10 @@ export type ErrorCode =
   | 'INTERNAL'
   /** Thrown by a handler (PermanentJobError): dead-letter the job, do not retry it. */
   | 'PERMANENT_FAILURE'
-  /** A handler ran past its timeout or the drain's deadline. */
+  /** A handler ran past its timeout. */
   | 'JOB_TIMEOUT'
+  /** The drain's deadline (its platform's time) stopped a run: the attempt counts, the breaker does not. */
+  | 'DRAIN_DEADLINE'
   /** Thrown by a handler (SlowDownError): retry later, and slow its admission partition down. */
   | 'SLOW_DOWN'
   /** A subscriber's event was already processed: the run ends as completed. */

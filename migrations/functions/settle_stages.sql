@@ -121,7 +121,10 @@ BEGIN
   )
   SELECT count(*)::integer,
          coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
+         -- A run the drain's deadline stopped is no failure of the queue's handlers: no outcome
+         -- for its breaker (the attempt still counts).
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false))
+                  FILTER (WHERE e->>'code' IS DISTINCT FROM 'DRAIN_DEADLINE'), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
                   FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.child_end(id, parent_id, false, NULL, e))
@@ -144,7 +147,8 @@ BEGIN
     ) ko
     WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
     RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
-              ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow
+              ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow,
+              ko.error->>'code' AS code
   ), held AS (
     UPDATE :SLUICE_SCHEMA.queues c
     SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
@@ -161,7 +165,9 @@ BEGIN
     WHERE u.key = again.exclusive_key AND u.job_id = again.id
     RETURNING 1
   )
-  SELECT count(*)::integer, coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false)), '[]'),
+  SELECT count(*)::integer,
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false))
+                  FILTER (WHERE code IS DISTINCT FROM 'DRAIN_DEADLINE'), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
                   FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]')
   INTO retried, v_retry_out, v_retry_adm

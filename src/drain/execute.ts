@@ -26,7 +26,9 @@ export type Outcome =
 export class JobTimeoutError extends SluiceError {
   constructor(ms: number, byDeadline: boolean, step?: string) {
     super(
-      'JOB_TIMEOUT',
+      // The drain's deadline is the platform's time, not the job's doing: the circuit breaker
+      // does not count it (settle_fail).
+      byDeadline ? 'DRAIN_DEADLINE' : 'JOB_TIMEOUT',
       (byDeadline ? `Stopped at the drain's deadline after ${ms} ms` : `Timed out after ${ms} ms`) +
         (step === undefined
           ? ''

@@ -32,6 +32,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   INTERNAL: 500,
   PERMANENT_FAILURE: 500,
   JOB_TIMEOUT: 500,
+  DRAIN_DEADLINE: 500,
   SLOW_DOWN: 500,
   ALREADY_PROCESSED: 500,
   NON_DETERMINISM: 500,

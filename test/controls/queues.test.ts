@@ -64,6 +64,34 @@ test('circuit breaker: trips, pauses, resumes, doubles its backoff, caps it, res
   ).toEqual([{ consecutive_failures: 0, trips: 0 }])
 })
 
+test("runs the drain's deadline stops do not trip the breaker; their attempts count", async () => {
+  const slow = defineJob({
+    name: 'too-long',
+    queue: 'flaky',
+    input: z.object({ n: z.number() }),
+    retry: { maxAttempts: 3, baseDelayMs: 0, jitter: 0 },
+    // Longer than the drain's budget, as a 20 s job in a 10 s function.
+    run: (_input, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)),
+  })
+  const quick = defineJob({ name: 'quick', queue: 'flaky', input: z.object({}), run: () => {} })
+  env = await makeSluice({ jobs: [slow, quick], circuitBreaker: { threshold: 3, baseMs: 10_000 } })
+  await env.sluice.enqueueMany(
+    slow,
+    Array.from({ length: 4 }, (_, n) => ({ n })),
+  )
+  const stopped = await env.sluice.drain({ budgetMs: 400, concurrency: 4 })
+  expect(stopped).toMatchObject({ failed: 4, retried: 4 })
+  const [row] = await env.sql<{ attempts: number; code: string }>(
+    `SELECT attempts, last_error->>'code' AS code FROM $schema.jobs WHERE name = 'too-long' LIMIT 1`,
+  )
+  expect(row).toEqual({ attempts: 1, code: 'DRAIN_DEADLINE' })
+  // Four failed attempts over a threshold of three, and the queue is not paused: the next job runs.
+  expect(await breakerUntil(env)).toBeNull()
+  await env.sql(`DELETE FROM $schema.jobs WHERE name = 'too-long'`)
+  await env.sluice.enqueue(quick, {})
+  expect(await env.sluice.drain()).toMatchObject({ completed: 1 })
+})
+
 test('a manual pause survives the breaker and everything else until resume', async () => {
   const job = defineJob({ name: 'paused-job', queue: 'held', input: z.object({}), run: () => {} })
   env = await makeSluice({ jobs: [job] })

@@ -194,6 +194,22 @@ describe('settle_fail', () => {
     ])
   })
 
+  it("gives the breakers no outcome for a run the drain's deadline stopped (DRAIN_DEADLINE)", async () => {
+    const stopped = await s.rows.leased(INV, { queue: 'q', attempts: 1, maxAttempts: 3 })
+    const spent = await s.rows.leased(INV, { queue: 'q', attempts: 3, maxAttempts: 3 })
+    const failed = await s.rows.leased(INV, { queue: 'q', attempts: 1, maxAttempts: 3 })
+    const args = failArgs(
+      [stopped.id, spent.id, failed.id],
+      [stopped.token, spent.token, failed.token],
+      [false, false, false],
+    )
+    args[4] = ['DRAIN_DEADLINE', 'DRAIN_DEADLINE', null]
+    const [out] = await s.sql<{ dead: number; retried: number; outcomes: unknown[] }>(call, args)
+    // Both stopped runs still count as attempts (one retried, one buried); only the failure is an outcome.
+    expect(out).toMatchObject({ dead: 1, retried: 2 })
+    expect(out!.outcomes).toEqual([{ queue: 'q', succeeded: false }])
+  })
+
   it('leaves a job whose token does not match', async () => {
     const job = await s.rows.leased(INV, { attempts: 3, maxAttempts: 3 })
     const [out] = await s.sql(call, failArgs([job.id], [WRONG], [true]))

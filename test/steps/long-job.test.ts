@@ -150,7 +150,7 @@ describe('a job longer than any drain', () => {
       await env.sluice.drain({ budgetMs: 500 })
     }
     const [dead] = await env.sluice.deadLetters.list()
-    expect(dead?.lastError).toMatchObject({ code: 'JOB_TIMEOUT' })
+    expect(dead?.lastError).toMatchObject({ code: 'DRAIN_DEADLINE' })
     expect(dead?.lastError?.message).toContain('in step "endless"')
   }, 60_000)
 })
