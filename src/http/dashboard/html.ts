@@ -2,11 +2,39 @@
  * Small HTML helpers over hono/html: every interpolated value is escaped unless it is itself
  * a fragment built here, so text from the database (payloads, errors, names) is always text.
  */
-import { html, raw } from 'hono/html'
+import { html as honoHtml, raw } from 'hono/html'
 import type { View } from './view.js'
 
-export type Html = ReturnType<typeof html>
-export { html, raw }
+export type Html = ReturnType<typeof honoHtml>
+export { raw }
+
+/** Characters that reorder the text around them (bidi embeddings, overrides and isolates). */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g
+
+/** Whether the template is inside a tag (an attribute) after `chunk`, given where it was before. */
+function inTagAfter(chunk: string, before: boolean): boolean {
+  const open = chunk.lastIndexOf('<')
+  const close = chunk.lastIndexOf('>')
+  return open === close ? before : open > close
+}
+
+/**
+ * hono's `html`, with the bidi controls of each string interpolated as text shown as `⟨U+202E⟩`:
+ * a payload, error or key cannot make the text an operator reads run backwards ("evil" shown as
+ * "live"). Values inside a tag (attributes, such as a form's hidden key) are left as they are.
+ */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let inTag = false
+  return honoHtml(
+    strings,
+    ...values.map((value, i) => {
+      inTag = inTagAfter(strings[i]!, inTag)
+      return typeof value === 'string' && !inTag
+        ? value.replace(BIDI_CONTROLS, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase()}⟩`)
+        : value
+    }),
+  )
+}
 
 export const EMPTY: Html = html``
 

@@ -7,7 +7,7 @@ const NAMED = 3
 const REASON_CHARS = 100
 
 export function retryMessage(requeued: number, kept: readonly KeptDeadLetter[]): string {
-  const back = `${plural(requeued, 'dead letter')} put back in their queue.`
+  const back = `${plural(requeued, 'dead letter')} put back in ${requeued === 1 ? 'its' : 'their'} queue.`
   if (kept.length === 0) return back
   const named = kept
     .slice(0, NAMED)

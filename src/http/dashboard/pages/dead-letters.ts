@@ -35,7 +35,7 @@ export const deadLettersPage: Page = {
     }
     const bulk =
       query.queue || query.name
-        ? html`<div class="actions bulk"><span>Every dead letter matching this filter:</span>${action(view, '/dead-letters/retry', 'bulk-retry', 'Retry all', { fields: filterFields })}${action(view, '/dead-letters/discard', 'discard', 'Discard all', { fields: filterFields, danger: true })}</div>`
+        ? html`<div class="actions bulk"><span>Every dead letter matching this filter:</span>${action(view, '/dead-letters/retry', 'bulk-retry', 'Retry all', { fields: filterFields })}${action(view, '/dead-letters/discard', 'bulk-discard', 'Discard all', { fields: filterFields, danger: true })}</div>`
         : html`<p class="muted">Pick a queue or a name to retry or discard dead letters in bulk.</p>`
     const list = table(
       'Dead letters',
