@@ -120,7 +120,17 @@ describe('dashboard actions', () => {
     expect(await deadCount()).toBe(1)
     expect((await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf })).status).toBe(400)
     expect(await deadCount()).toBe(1)
-    await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf, queue: 'doomed' })
+    // By filter, it asks first, naming the filter; only the confirmed POST deletes.
+    const ask = await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf, queue: 'doomed' })
+    expect(ask.status).toBe(200)
+    const page = await ask.text()
+    expect(page).toContain('<strong>queue doomed</strong>')
+    expect(page).toMatch(
+      /<input type="hidden" name="queue" value="doomed"><input type="hidden" name="confirm" value="yes"><button type="submit" data-action="confirm-discard"/,
+    )
+    expect(page).toContain('data-no-refresh>')
+    expect(await deadCount()).toBe(1)
+    await browser.post('/dashboard/dead-letters/discard', { _csrf: csrf, queue: 'doomed', confirm: 'yes' })
     expect(await deadCount()).toBe(0)
   })
 
@@ -220,6 +230,7 @@ describe('dashboard actions', () => {
       _csrf: csrf,
       queue: 'default',
       back: '/dashboard/jobs',
+      confirm: 'yes',
     })
     expect((await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs'))[0]!.n).toBe(0)
     expect(await browser.page('/dashboard/jobs')).toContain('12,500 jobs cancelled.')
@@ -231,6 +242,7 @@ describe('dashboard actions', () => {
       _csrf: csrf,
       queue: 'doomed',
       back: '/dashboard/dead-letters',
+      confirm: 'yes',
     })
     expect(await deadCount()).toBe(0)
     expect(await browser.page('/dashboard/dead-letters')).toContain('10,500 dead letters discarded.')
@@ -245,10 +257,22 @@ describe('dashboard actions', () => {
     expect(page).toMatch(/data-action="bulk-retry"[\s\S]*data-action="bulk-cancel"/)
     expect((await browser.post('/dashboard/jobs/bulk-cancel', { _csrf: csrf })).status).toBe(400)
     expect(await jobRow(jobs[0]!.id!)).toBeDefined()
+    // It asks first, naming the filter: nothing is cancelled yet.
+    const ask = await browser.post('/dashboard/jobs/bulk-cancel', {
+      _csrf: csrf,
+      queue: 'default',
+      state: 'scheduled',
+    })
+    expect(ask.status).toBe(200)
+    expect(await ask.text()).toMatch(
+      /<strong>queue default, state scheduled<\/strong>[\s\S]*<input type="hidden" name="state" value="scheduled"><input type="hidden" name="confirm" value="yes"><button type="submit" data-action="confirm-bulk-cancel"/,
+    )
+    expect(await jobRow(jobs[0]!.id!)).toBeDefined()
     const res = await browser.post('/dashboard/jobs/bulk-cancel', {
       _csrf: csrf,
       queue: 'default',
       state: 'scheduled',
+      confirm: 'yes',
     })
     expect(res.status).toBe(303)
     expect(await jobRow(jobs[0]!.id!)).toBeUndefined()

@@ -63,11 +63,15 @@ const partitionCapForm = partitionForm.extend({
   ),
 })
 
-const bulkForm = z.object({
-  queue: optionalText,
-  name: optionalText,
-  state: z.preprocess((v) => (v === '' ? undefined : v), z.enum(BULK_STATES).optional()),
-})
+const bulkForm = z
+  .object({
+    queue: optionalText,
+    name: optionalText,
+    state: z.preprocess((v) => (v === '' ? undefined : v), z.enum(BULK_STATES).optional()),
+  })
+  .refine((f) => f.queue !== undefined || f.name !== undefined || f.state !== undefined, {
+    message: 'needs a queue, a name or a state (an empty filter would take every job)',
+  })
 
 const filterOf = (f: z.output<typeof bulkForm>) => ({
   ...(f.queue ? { queue: f.queue } : {}),
@@ -81,6 +85,43 @@ const letterFilter = (f: z.output<typeof deadLetterForm>) => ({
 })
 
 const confirmForm = z.object({ confirm: z.literal('yes').optional() })
+
+/**
+ * The confirmation step of an action over many rows: what it will do, and the same form again
+ * with `confirm=yes` (its filter fields kept), or a way back.
+ */
+function confirmStep(
+  form: Record<string, string>,
+  step: {
+    title: string
+    text: Html
+    route: string
+    fields: Record<string, string | undefined>
+    button: string
+    dataAction: string
+    /** The page to go back to, under the dashboard. */
+    keep: { path: string; label: string }
+  },
+): ActionResult {
+  return {
+    confirm: (view) => ({
+      title: step.title,
+      body: html`<p>${step.text}</p>
+<div class="actions"><form method="post" action="${view.base}${step.route}" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="back" value="${form.back ?? `${view.base}${step.keep.path}`}">${Object.entries(
+        step.fields,
+      ).flatMap(([name, value]) =>
+        value === undefined ? [] : [html`<input type="hidden" name="${name}" value="${value}">`],
+      )}<input type="hidden" name="confirm" value="yes"><button type="submit" data-action="${step.dataAction}" class="danger">${step.button}</button></form>
+<a href="${view.base}${step.keep.path}">${step.keep.label}</a></div>`,
+    }),
+  }
+}
+
+/** "queue emails, state scheduled": a filter as the confirmation page names it. */
+const filterText = (filter: Record<string, string | undefined>): string =>
+  Object.entries(filter)
+    .flatMap(([name, value]) => (value === undefined ? [] : [`${name} ${value}`]))
+    .join(', ')
 
 export const ACTIONS: readonly Action[] = [
   {
@@ -132,14 +173,15 @@ export const ACTIONS: readonly Action[] = [
       }
       const depth = (await sluice.inspect.queues()).find((q) => q.queue === queue)
       const waiting = depth ? depth.ready + depth.delayed + depth.blocked : 0
-      return {
-        confirm: (view) => ({
-          title: `Purge queue ${queue}?`,
-          body: html`<p>This deletes the <strong>${plural(waiting, 'job')}</strong> waiting in queue <strong>${queue}</strong> (ready, scheduled, retrying and blocked), as cancelling each would. Running jobs and jobs in a batch stay. It cannot be undone.</p>
-<div class="actions"><form method="post" action="${view.base}/queues/${encodeURIComponent(queue)}/purge" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="back" value="${form.back ?? `${view.base}/queues`}"><input type="hidden" name="confirm" value="yes"><button type="submit" data-action="confirm-purge" class="danger">Purge ${plural(waiting, 'job')}</button></form>
-<a href="${view.base}/queues">Keep them</a></div>`,
-        }),
-      }
+      return confirmStep(form, {
+        title: `Purge queue ${queue}?`,
+        text: html`This deletes the <strong>${plural(waiting, 'job')}</strong> waiting in queue <strong>${queue}</strong> (ready, scheduled, retrying and blocked), as cancelling each would. Running jobs and jobs in a batch stay. It cannot be undone.`,
+        route: `/queues/${encodeURIComponent(queue)}/purge`,
+        fields: {},
+        button: `Purge ${plural(waiting, 'job')}`,
+        dataAction: 'confirm-purge',
+        keep: { path: '/queues', label: 'Keep them' },
+      })
     },
   },
   {
@@ -159,6 +201,16 @@ export const ACTIONS: readonly Action[] = [
     route: '/jobs/bulk-cancel',
     async run(sluice, _c, form, { budgetMs }) {
       const filter = filterOf(parseForm(bulkForm, form))
+      if (parseForm(confirmForm, form).confirm !== 'yes')
+        return confirmStep(form, {
+          title: 'Cancel every job matching this filter?',
+          text: html`This cancels every waiting job matching <strong>${filterText(filter)}</strong>: they are deleted, as cancelling each would. Running jobs and jobs in a batch stay. It cannot be undone.`,
+          route: '/jobs/bulk-cancel',
+          fields: filter,
+          button: 'Cancel them',
+          dataAction: 'confirm-bulk-cancel',
+          keep: { path: '/jobs', label: 'Keep them' },
+        })
       const done = await inChunks(
         CHUNK,
         budgetMs,
@@ -215,6 +267,16 @@ export const ACTIONS: readonly Action[] = [
         return {
           message: `${plural((await sluice.deadLetters.discard(f.ids)).length, 'dead letter')} discarded.`,
         }
+      if (parseForm(confirmForm, form).confirm !== 'yes')
+        return confirmStep(form, {
+          title: 'Discard every dead letter matching this filter?',
+          text: html`This deletes every dead letter matching <strong>${filterText(letterFilter(f))}</strong>. It cannot be undone.`,
+          route: '/dead-letters/discard',
+          fields: letterFilter(f),
+          button: 'Discard them',
+          dataAction: 'confirm-discard',
+          keep: { path: '/dead-letters', label: 'Keep them' },
+        })
       const done = await inChunks(
         CHUNK,
         budgetMs,
