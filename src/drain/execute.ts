@@ -7,7 +7,8 @@ import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure } from '../sql/index.js'
 import { suspendJob } from '../sql/steps.js'
 import { ResultTooLargeError } from '../steps/errors.js'
-import { type StepDeps, Suspension, storedResult } from '../steps/run.js'
+import { type StepDeps, Suspension } from '../steps/run.js'
+import { storedResult } from '../steps/values.js'
 import { abortRun, RunContext, runSteps } from './context.js'
 
 /** What a drain gives the jobs it runs: subscribers' ctx.transaction, and what steps need. */
@@ -48,19 +49,17 @@ async function suspend(
   progress: boolean,
 ): Promise<Outcome> {
   const until = pause.until === null ? null : new Date(pause.until)
-  let rows: { run_at: Date }[]
+  let rows: { run_at: Date | null }[]
   try {
-    ;({ rows } = await deps.db.query<{ run_at: Date }>(suspendJob(deps.t, row.id, row.token, until)))
+    ;({ rows } = await deps.db.query<{ run_at: Date | null }>(suspendJob(deps.t, row.id, row.token, until)))
   } catch (error) {
     // Not put back: settled as a failed attempt instead (retried), as any failure.
     return failed(row, Date.now(), 0, null, error, false, 1_000)
   }
-  const runAt = rows[0]?.run_at ?? null
   return {
     kind: 'suspended',
     reason: progress ? 'progress' : pause.waits ? 'wait' : 'sleep',
-    // Waits with no time limit (a child job) make it due in year 9999 (steps_never): null, as documented.
-    runAt: runAt !== null && runAt.getUTCFullYear() >= 9999 ? null : runAt,
+    runAt: rows[0]?.run_at ?? null,
   }
 }
 

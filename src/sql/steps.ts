@@ -77,11 +77,12 @@ export function holdLease(t: string, jobId: string, token: string): Statement {
 
 /**
  * Ends the run without settling it (step_suspend): the job is due again at `until` (the end of its
- * sleeps; now when null), or, while it has open waits, at their earliest timeout.
+ * sleeps; now when null), or, while it has open waits, at their earliest timeout. `run_at` is null
+ * when no wait has one (steps_never: a child job).
  */
 export function suspendJob(t: string, jobId: string, token: string, until: Date | null): Statement {
   return {
-    text: `SELECT run_at, waiting FROM ${t}.step_suspend($1::bigint, $2::uuid, $3::timestamptz)`,
+    text: `SELECT nullif(run_at, ${t}.steps_never()) AS run_at, waiting FROM ${t}.step_suspend($1::bigint, $2::uuid, $3::timestamptz)`,
     values: [jobId, token, until?.toISOString() ?? null],
   }
 }

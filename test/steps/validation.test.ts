@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { MAX_RESULT_BYTES, NonDeterminismError, ResultTooLargeError } from '../../src/index.js'
-import { durationMs, storedResult } from '../../src/steps/run.js'
+import { durationMs, storedResult } from '../../src/steps/values.js'
 
 describe('step inputs', () => {
   test('durations: milliseconds or a number with a unit, up to 10 years; anything else is a clear error', () => {
