@@ -10,7 +10,8 @@
 --   settle_hand_back  claimed jobs never started: back in place, attempt uncounted
 --   (steps_children_ended: jobs a parent invoked wake it, in steps.sql)
 --   (after_end, admission_settled: common to every ended job, in their own files)
---   settle_breakers   each queue's circuit breaker, from the attempts' outcomes
+--   settle_breakers   each queue's circuit breaker, from the attempts' outcomes (in
+--                     settle_breakers.sql, with what a failure counts as)
 --   settle_finish     a drain's last settle: its invocation and queue leases end, and what is
 --                     left due in its queues is counted
 --
@@ -121,10 +122,7 @@ BEGIN
   )
   SELECT count(*)::integer,
          coalesce(jsonb_agg(x) FILTER (WHERE x IS NOT NULL), '[]'),
-         -- A run the drain's deadline stopped is no failure of the queue's handlers: no outcome
-         -- for its breaker (the attempt still counts).
-         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false))
-                  FILTER (WHERE e->>'code' IS DISTINCT FROM 'DRAIN_DEADLINE'), '[]'),
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, :SLUICE_SCHEMA.breaker_verdict(e))), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
                   FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.child_end(id, parent_id, false, NULL, e))
@@ -148,7 +146,7 @@ BEGIN
     WHERE j.id = ko.id AND j.lease_token = ko.token AND NOT ko.final AND j.attempts < j.max_attempts
     RETURNING j.id, j.queue, j.name, j.exclusive_key, ko.delay_ms AS d, ko.keep_place AS r, ko.duration_ms AS du,
               ko.wait_ms AS w, j.policy, j.partition_key, ko.lag_ms AS lag, ko.slow_down_ms AS slow,
-              ko.error->>'code' AS code
+              ko.error AS e
   ), held AS (
     UPDATE :SLUICE_SCHEMA.queues c
     SET held_until = greatest(coalesce(c.held_until, now()), now() + h.d * interval '1 millisecond')
@@ -166,8 +164,7 @@ BEGIN
     RETURNING 1
   )
   SELECT count(*)::integer,
-         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, false))
-                  FILTER (WHERE code IS DISTINCT FROM 'DRAIN_DEADLINE'), '[]'),
+         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, :SLUICE_SCHEMA.breaker_verdict(e))), '[]'),
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, false, lag, slow))
                   FILTER (WHERE policy IS NOT NULL AND (lag IS NOT NULL OR slow IS NOT NULL)), '[]')
   INTO retried, v_retry_out, v_retry_adm
@@ -203,40 +200,6 @@ BEGIN
   )
   SELECT count(*)::integer INTO n FROM returned;
   RETURN n;
-END
-$fn$;
-
--- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
--- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
--- something to change are touched, so healthy queues take no row lock here. p_outcomes holds
--- settle_outcome's records.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_breakers(p_outcomes jsonb)
-RETURNS void
-LANGUAGE plpgsql
-SET jit = off
-AS $fn$
-BEGIN
-  WITH o AS (
-    SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
-    FROM :SLUICE_SCHEMA.settle_outcomes(p_outcomes) r
-    GROUP BY r.queue
-  )
-  UPDATE :SLUICE_SCHEMA.queues c
-  SET consecutive_failures = CASE
-        WHEN o.any_ok THEN 0
-        WHEN c.consecutive_failures + o.failures >= c.breaker_threshold THEN 0
-        ELSE c.consecutive_failures + o.failures END,
-      trips = CASE
-        WHEN o.any_ok THEN 0
-        WHEN c.consecutive_failures + o.failures >= c.breaker_threshold THEN c.trips + 1
-        ELSE c.trips END,
-      breaker_until = CASE
-        WHEN NOT o.any_ok AND c.consecutive_failures + o.failures >= c.breaker_threshold
-        THEN now() + least(c.breaker_cap_ms, c.breaker_base_ms * (2 ^ least(c.trips, 40))::bigint) * interval '1 millisecond'
-        ELSE c.breaker_until END
-  FROM o
-  WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
-    AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
 END
 $fn$;
 

@@ -194,7 +194,7 @@ describe('settle_fail', () => {
     ])
   })
 
-  it("gives the breakers no outcome for a run the drain's deadline stopped (DRAIN_DEADLINE)", async () => {
+  it("gives a run the drain's deadline stopped (DRAIN_DEADLINE) no verdict for the breakers", async () => {
     const stopped = await s.rows.leased(INV, { queue: 'q', attempts: 1, maxAttempts: 3 })
     const spent = await s.rows.leased(INV, { queue: 'q', attempts: 3, maxAttempts: 3 })
     const failed = await s.rows.leased(INV, { queue: 'q', attempts: 1, maxAttempts: 3 })
@@ -204,10 +204,21 @@ describe('settle_fail', () => {
       [false, false, false],
     )
     args[4] = ['DRAIN_DEADLINE', 'DRAIN_DEADLINE', null]
-    const [out] = await s.sql<{ dead: number; retried: number; outcomes: unknown[] }>(call, args)
-    // Both stopped runs still count as attempts (one retried, one buried); only the failure is an outcome.
+    const [out] = await s.sql<{ dead: number; retried: number; outcomes: { succeeded: boolean | null }[] }>(
+      call,
+      args,
+    )
+    // Both stopped runs still count as attempts (one retried, one buried); only the failure is one.
     expect(out).toMatchObject({ dead: 1, retried: 2 })
-    expect(out!.outcomes).toEqual([{ queue: 'q', succeeded: false }])
+    expect(out!.outcomes.map((o) => o.succeeded).sort()).toEqual([false, null, null])
+    // settle_breakers counts that one failure and nothing for the others.
+    await s.rows.queue({ name: 'q', breakerThreshold: 2, consecutiveFailures: 0, breakerBaseMs: 1000 })
+    await s.sql('SELECT $t.settle_breakers($1::jsonb)', [JSON.stringify(out!.outcomes)])
+    expect(
+      await s.sql(
+        `SELECT consecutive_failures, breaker_until IS NULL AS closed FROM $t.queues WHERE name = 'q'`,
+      ),
+    ).toEqual([{ consecutive_failures: 1, closed: true }])
   })
 
   it('leaves a job whose token does not match', async () => {
