@@ -8,12 +8,14 @@
  *
  *   DATABASE_URL=postgres://… npx tsx bench/claim-plan.ts [--jobs 1000000] [--archived 1000000] [--partitions 10000]
  */
+
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { fromPg } from '../src/db/pg.js'
 import { migrate } from '../src/migrate/run.js'
 import { claim } from '../src/sql/claim.js'
 import { settle } from '../src/sql/settle.js'
+import { fillArchive } from './lib/archive.js'
 import { explainNested } from './lib/pg.js'
 
 const { values } = parseArgs({
@@ -50,12 +52,7 @@ try {
      FROM generate_series(1, $1) i`,
     [Math.floor(jobs / 20)],
   )
-  await pool.query(
-    `INSERT INTO ${t}.archive (id, queue, name, payload, priority, attempts, max_attempts, status, enqueued_at, duration_ms, finished_at)
-     SELECT i, 'q0', 'noop', '{}', 16384, 1, 5, 'completed', now() - interval '1 day', 3, now() - (1000000 - i) * interval '10 ms'
-     FROM generate_series(1, $1) i`,
-    [Number(values.archived)],
-  )
+  await fillArchive(pool, t, { jobs: Number(values.archived), start: 0, queue: 'q0' })
   const partitions = Number(values.partitions)
   if (partitions > 0) {
     await pool.query(`INSERT INTO ${t}.policies (name, queue) VALUES ('governed', 'gov')`)

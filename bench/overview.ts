@@ -24,11 +24,13 @@
  *
  * `--keep` leaves the schema; `--schema <name>` measures one seeded before (and kept) again.
  */
+
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { fromPg } from '../src/db/pg.js'
 import { migrate } from '../src/migrate/run.js'
 import { OVERVIEW_LIMITS, type Overview, overview } from '../src/sql/overview.js'
+import { fillArchive } from './lib/archive.js'
 import { settleDown } from './lib/pg.js'
 
 const { values } = parseArgs({
@@ -97,13 +99,7 @@ async function seed(): Promise<void> {
      SELECT $1::bigint + i, 'k' || (i % 10), 'q' || (i % 8), 'noop', '{}', 16384, 5, now() FROM generate_series(1, 100) i`,
     [jobs + 1_000],
   )
-  await pool.query(
-    `INSERT INTO ${t}.archive (id, queue, name, payload, priority, attempts, max_attempts, status, enqueued_at, duration_ms, finished_at)
-     SELECT 10000000 + i, 'q' || (i % 8), 'noop', '{}', 16384, 1, 5, 'completed', now() - interval '1 day', 3,
-            now() - ($1 - i) * interval '10 ms'
-     FROM generate_series(1, $1) i`,
-    [Number(values.archived)],
-  )
+  await fillArchive(pool, t, { jobs: Number(values.archived), start: 10_000_000, queues: 8 })
   // Attempt i finishes 60·i ms ago; a row holds the attempts of one (queue, status) among `perRow`
   // consecutive ones, as the settle of a batch of them writes it.
   const perRow = Number(values['per-row'])

@@ -1,5 +1,6 @@
 import type { QueryEvent } from '../../src/index.js'
 import { type ClaimedRow, settle } from '../../src/sql/index.js'
+import { fillArchive } from '../lib/archive.js'
 import { explain, explainNested, planFigures, rolledBack, scalar, settleDown } from '../lib/pg.js'
 import { schemaName, sizes } from '../lib/sizes.js'
 import { summarize } from '../lib/stats.js'
@@ -19,17 +20,6 @@ async function topUp(ctx: BenchContext, b: BenchSluice, n: number): Promise<void
 SELECT $1, $2, jsonb_build_object('n', g), now() - interval '1 hour' + g * (interval '1 hour' / $3::int)
 FROM generate_series(1, $3::int - $4::int) g`,
     [QUEUE, JOB, n, have],
-  )
-}
-
-/** Archived rows as settles leave them, with ids taken from the jobs sequence. */
-async function fillArchive(ctx: BenchContext, b: BenchSluice, n: number): Promise<void> {
-  await ctx.admin.query(
-    `INSERT INTO ${b.t}.archive (id, queue, name, payload, priority, attempts, max_attempts, status, enqueued_at, duration_ms, finished_at)
-SELECT nextval(pg_get_serial_sequence('${b.t}.jobs', 'id')), $1, $2, jsonb_build_object('n', g), 16384, 1, 5, 'completed',
-       now() - interval '1 day', 1, now() - interval '1 day' + g * (interval '1 day' / $3::int)
-FROM generate_series(1, $3::int) g`,
-    [QUEUE, JOB, n],
   )
 }
 
@@ -81,7 +71,8 @@ export const claimLatency: Scenario = {
         const name = `${human(stage.ready)} ready${stage.archived ? ` + ${human(stage.archived)} archived` : ''}`
         ctx.log(`claim latency: ${name}`)
         await topUp(ctx, b, stage.ready)
-        if (stage.archived) await fillArchive(ctx, b, stage.archived)
+        if (stage.archived)
+          await fillArchive(ctx.admin, b.t, { jobs: stage.archived, queue: QUEUE, name: JOB })
         await settleDown(ctx.admin, b.schema)
         await sample(b, 20, 1)
         const one = await sample(b, k, 1)

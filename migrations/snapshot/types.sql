@@ -3,6 +3,26 @@
 
 CREATE TYPE claim_row AS (id text, queue text, name text, payload jsonb, priority smallint, attempts integer, max_attempts integer, token text, enqueued_at timestamp with time zone, due_at timestamp with time zone, in_order boolean, more boolean, trace_context text);
 
+CREATE VIEW archive AS
+ SELECT id,
+    queue,
+    name,
+    payload,
+    priority,
+    attempts,
+    max_attempts,
+    status,
+    enqueued_at,
+    duration_ms,
+    finished_at,
+    wait_ms,
+    errors,
+    invocation,
+    result,
+    bucket
+   FROM :SLUICE_SCHEMA.archive_groups g
+     CROSS JOIN LATERAL UNNEST(ids, names, payloads, priorities, attempts, max_attempts, enqueued_at, durations_ms, waits_ms, errors, results) x(id, name, payload, priority, attempts, max_attempts, enqueued_at, duration_ms, wait_ms, errors, result);
+
 CREATE VIEW job_stats_runs AS
  SELECT finished_at,
     name,

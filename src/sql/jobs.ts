@@ -189,7 +189,7 @@ FROM (
   SELECT a.id::text, a.queue, a.name, a.status, a.payload, a.priority, a.attempts, a.max_attempts, a.finished_at,
          a.enqueued_at, a.errors -> -1, NULL::text, NULL::text, NULL::text, NULL::text, coalesce(a.errors, '[]'),
          NULL::text, NULL::timestamptz, a.finished_at, a.duration_ms::float8, a.invocation, a.result, 2
-  FROM ${t}.archive a WHERE a.id = $1::bigint
+  FROM ${t}.archived_job($1::bigint) a
 ) j
 ORDER BY rank
 LIMIT 1`,
@@ -262,7 +262,7 @@ export function getJobResult(t: string, id: string): Statement {
   UNION ALL
   SELECT 'dead', NULL, d.last_error, 1 FROM ${t}.dead_letters d WHERE d.id = $1::bigint
   UNION ALL
-  SELECT a.status, a.result, NULL, 2 FROM ${t}.archive a WHERE a.id = $1::bigint
+  SELECT a.status, a.result, NULL, 2 FROM ${t}.archived_job($1::bigint) a
 ) x
 ORDER BY rank
 LIMIT 1`,

@@ -43,17 +43,25 @@ export function buryExhausted(t: string, limit: number): Statement {
   return { text: `SELECT ${t}.bury_exhausted($1) AS n`, values: [limit] }
 }
 
-/** Deletes archived jobs older than the retention, at most `limit` per call, with their steps. */
+/**
+ * Deletes archived jobs older than the retention with their steps: whole archive rows (each the
+ * jobs one settle ended in a range of ids, migration 0023), as many as hold at most `limit` jobs
+ * (at least one row, should a single row hold more). Answers how many jobs.
+ */
 export function pruneArchive(t: string, retentionMs: number, limit: number): Statement {
   return {
-    text: `WITH gone AS (
-  DELETE FROM ${t}.archive
-  WHERE id IN (SELECT id FROM ${t}.archive WHERE finished_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)
-  RETURNING id
+    text: `WITH old AS (
+  SELECT o.bucket, o.seq, sum(cardinality(o.ids)) OVER (ORDER BY o.finished_at, o.seq) - cardinality(o.ids) AS before
+  FROM (SELECT bucket, seq, finished_at, ids FROM ${t}.archive_groups
+        WHERE finished_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2) o
+), gone AS (
+  DELETE FROM ${t}.archive_groups g USING old
+  WHERE g.bucket = old.bucket AND g.seq = old.seq AND (old.before = 0 OR old.before + cardinality(g.ids) <= $2)
+  RETURNING g.ids
 ), steps AS (
-  DELETE FROM ${t}.job_steps s USING gone WHERE s.job_id = gone.id
+  DELETE FROM ${t}.job_steps s USING (SELECT unnest(ids) AS id FROM gone) x WHERE s.job_id = x.id
 )
-SELECT count(*)::int AS n FROM gone`,
+SELECT coalesce(sum(cardinality(ids)), 0)::int AS n FROM gone`,
     values: [retentionMs, limit],
   }
 }

@@ -131,7 +131,7 @@ export function recurringTasks(t: string): Statement {
       WHEN EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.id = l.job_id) THEN 'waiting'
       WHEN EXISTS (SELECT 1 FROM ${t}.blocked b WHERE b.id = l.job_id) THEN 'blocked'
       WHEN EXISTS (SELECT 1 FROM ${t}.dead_letters d WHERE d.id = l.job_id) THEN 'dead'
-      ELSE coalesce((SELECT a.status FROM ${t}.archive a WHERE a.id = l.job_id), 'unknown') END) END AS "lastRun"
+      ELSE coalesce((SELECT a.status FROM ${t}.archived_job(l.job_id) a), 'unknown') END) END AS "lastRun"
 FROM ${t}.recurring r
 LEFT JOIN LATERAL (
   SELECT * FROM ${t}.recurring_runs x WHERE x.task = r.name ORDER BY x.slot DESC LIMIT 1

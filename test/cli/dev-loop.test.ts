@@ -13,7 +13,7 @@ const breakSettle = defineJob({
   name: 'break-settle',
   input: z.object({}),
   run: async () => {
-    await t.sql('ALTER TABLE $schema.archive RENAME TO archive_away')
+    await t.sql('ALTER TABLE $schema.archive_groups RENAME TO archive_away')
   },
 })
 
@@ -31,7 +31,7 @@ test('the dev loop ends the invocation of a drain that failed, then stops cleanl
     onError: (error) => void errors.push(error),
   })
   await expect.poll(() => errors.length, { timeout: 20_000 }).toBeGreaterThan(0)
-  await t.sql('ALTER TABLE $schema.archive_away RENAME TO archive')
+  await t.sql('ALTER TABLE $schema.archive_away RENAME TO archive_groups')
   await loop.stop()
   expect(await t.sql('SELECT id FROM $schema.invocations')).toEqual([])
 })

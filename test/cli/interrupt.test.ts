@@ -74,8 +74,8 @@ test('a drain that fails ends its invocation before it reports the failure', asy
   await runCli(['--config', config, 'enqueue', 'break-settle', '{}'], { env })
   const run = drain('--queues', 'breaking')
   const code = await run.exited
-  await sql('ALTER TABLE $schema.archive_away RENAME TO archive')
+  await sql('ALTER TABLE $schema.archive_away RENAME TO archive_groups')
   expect(code).toBe(3)
-  expect(run.output).toMatch(/archive/)
+  expect(run.output).toMatch(/archive_groups/)
   expect(await invocations()).toEqual([])
 })

@@ -61,7 +61,9 @@ test('a transaction held open while jobs complete: the warning appears, and goes
       /has held the xmin horizon back \d+ transactions for \d+ s: the \d+ dead rows/,
     )
     // Sluice's tables, every one with its figures.
-    expect(during.tables.map((x) => x.table)).toEqual(expect.arrayContaining(['jobs', 'archive', 'queues']))
+    expect(during.tables.map((x) => x.table)).toEqual(
+      expect.arrayContaining(['jobs', 'archive_groups', 'queues']),
+    )
 
     await held.query('COMMIT')
     const after = await healthWhen((h) => ours(h) === undefined)

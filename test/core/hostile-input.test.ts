@@ -47,7 +47,7 @@ beforeAll(async () => {
 })
 afterAll(() => env.cleanup())
 beforeEach(async () => {
-  await env.sql('TRUNCATE $schema.jobs, $schema.archive, $schema.event_deliveries, $schema.batches')
+  await env.sql('TRUNCATE $schema.jobs, $schema.archive_groups, $schema.event_deliveries, $schema.batches')
   env.statements.reset()
   seen.length = 0
 })

@@ -19,14 +19,20 @@ BEGIN
               j.parent_id
   ), archived AS (
     -- With the failed attempts before it, if any, the invocation that ran it (the job's timeline,
-    -- 0018_attempt_history.sql) and its result. Not for a queue that keeps no archive
-    -- (0021_queue_archive.sql): its jobs end here, counted in the stats below.
-    INSERT INTO :SLUICE_SCHEMA.archive (id, queue, name, payload, priority, attempts, max_attempts, status,
-                                        enqueued_at, duration_ms, wait_ms, errors, invocation, result)
-    SELECT id, queue, name, payload, priority, attempts, max_attempts, s, enqueued_at, d, w,
-           nullif(errors, '[]'::jsonb), leased_by, r
+    -- 0018_attempt_history.sql) and its result. One row per queue, status, invocation and range
+    -- of 1,024 ids, each job's columns as elements of arrays (0023_archive_groups.sql): the
+    -- aggregates of one group read its jobs in the same order, so element k of each array is the
+    -- same job. Not for a queue that keeps no archive (0021_queue_archive.sql): its jobs end here,
+    -- counted in the stats below.
+    INSERT INTO :SLUICE_SCHEMA.archive_groups (bucket, queue, status, invocation, ids, names, payloads, priorities,
+                                               attempts, max_attempts, enqueued_at, durations_ms, waits_ms,
+                                               errors, results)
+    SELECT id >> 10, queue, s, leased_by, array_agg(id), array_agg(name), array_agg(payload), array_agg(priority),
+           array_agg(attempts), array_agg(max_attempts), array_agg(enqueued_at), array_agg(d), array_agg(w),
+           array_agg(nullif(errors, '[]'::jsonb)), array_agg(r)
     FROM done
     WHERE queue <> ALL (ARRAY(SELECT q.name FROM :SLUICE_SCHEMA.queues q WHERE NOT q.archive))
+    GROUP BY id >> 10, queue, s, leased_by
     RETURNING 1
   ), stats AS (
     -- One row per name, queue and status, with every attempt's times (0015_job_stats_batches.sql).
