@@ -3,9 +3,9 @@ import { parseJobId } from './controls/jobs.js'
 import { parsePolicyName } from './controls/partitions.js'
 import type { RecurringTask } from './controls/recurring.js'
 import type { Db } from './db/types.js'
-import { ValidationError } from './errors.js'
+import { SluiceError, ValidationError } from './errors.js'
 import { attemptsTimeline, type JobAttempt } from './jobs/timeline.js'
-import { appliedVersions } from './migrate/run.js'
+import { appliedVersions, knownVersion, schemaVersion } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
 import { type BatchRow, getBatch, listBatches } from './sql/batches.js'
@@ -16,7 +16,6 @@ import {
   type HorizonThresholds,
 } from './sql/database.js'
 import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
-import { ping } from './sql/health.js'
 import {
   getJob,
   getJobResult,
@@ -170,7 +169,10 @@ export interface Inspect {
   database(thresholds?: Partial<HorizonThresholds>, options?: DatabaseOptions): Promise<DatabaseHealth>
   /** Subscribers (deliveries over the last hour, processed marks, last delivery) and the outbox's backlog. */
   events(): Promise<EventsView>
-  /** Resolves when the database answers the cheapest statement there is. */
+  /**
+   * Resolves when the database answers and its schema holds every migration this Sluice knows, in
+   * one statement; rejects with MIGRATIONS_REQUIRED when it does not (`sluice migrate`).
+   */
   health(): Promise<void>
   /** The migration versions applied to the schema; empty when Sluice's tables are not there. */
   migrations(): Promise<number[]>
@@ -377,7 +379,22 @@ export function inspectApi(
       return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!
     },
     async health() {
-      await (await db()).query(ping())
+      const version = await schemaVersion(await db(), config.schema)
+      if (version === 0)
+        throw new SluiceError(
+          'MIGRATIONS_REQUIRED',
+          `Sluice's tables are not in schema "${config.schema}".`,
+          {
+            hint: 'Run `sluice migrate` to create them.',
+          },
+        )
+      const latest = knownVersion()
+      if (latest !== undefined && version < latest)
+        throw new SluiceError(
+          'MIGRATIONS_REQUIRED',
+          `Schema "${config.schema}" is at version ${version}; this Sluice needs version ${latest}.`,
+          { hint: 'Run `sluice migrate` to apply the rest.' },
+        )
     },
     async migrations() {
       return appliedVersions(await db(), config.schema)

@@ -14,7 +14,7 @@ import { mountDashboard } from './dashboard/app.js'
 import { type DashboardOptions, dashboardOptionSchema } from './dashboard/options.js'
 import { addDrainRoute, addMaintainRoute, drainAppOptionsObject, validAppOptions } from './drain-app.js'
 import { enqueueRoute, parseBody } from './enqueue-route.js'
-import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
+import { defaultReporter, type ErrorReporter, notFound, onError, unhealthy } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, routeGuards } from './guards.js'
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from './prometheus.js'
 import { jsonOnly, sameSite } from './same-site.js'
@@ -133,8 +133,8 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
     const started = performance.now()
     try {
       await withTimeout(sluice.inspect.health(), healthTimeoutMs)
-    } catch {
-      return c.json({ ok: false, database: 'unreachable' }, 503)
+    } catch (error) {
+      return c.json(unhealthy(error), 503)
     }
     return c.json({ ok: true, database: 'ok', latencyMs: Math.round(performance.now() - started) })
   })

@@ -166,3 +166,19 @@ export const notFound: NotFoundHandler = (c) =>
     { error: { code: 'NOT_FOUND', message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}.` } },
     404,
   )
+
+/** What `/health` answers with its 503: a schema that needs `sluice migrate`, or a database that does not answer. */
+export function unhealthy(
+  error: unknown,
+):
+  | { ok: false; database: 'ok'; migrations: 'required'; message: string }
+  | { ok: false; database: 'unreachable' } {
+  if (error instanceof SluiceError && error.code === 'MIGRATIONS_REQUIRED')
+    return {
+      ok: false,
+      database: 'ok',
+      migrations: 'required',
+      message: `${error.message} ${error.hint ?? ''}`.trim(),
+    }
+  return { ok: false, database: 'unreachable' }
+}

@@ -1,7 +1,6 @@
 export * from './claim.js'
 export * from './dead-letters.js'
 export * from './enqueue.js'
-export * from './health.js'
 export * from './invocations.js'
 export * from './metrics.js'
 export * from './settle.js'

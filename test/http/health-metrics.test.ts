@@ -2,19 +2,57 @@ import { type AddressInfo, createServer } from 'node:net'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { z } from 'zod'
-import { createApp, createSluice, defineJob, type QueueMetrics, toPrometheus } from '../../src/index.js'
+import {
+  createApp,
+  createSluice,
+  defineJob,
+  fromPg,
+  type QueueMetrics,
+  toPrometheus,
+} from '../../src/index.js'
 import { makeSluice, StatementCounter, type TestSluice, uniqueSchema } from '../helpers/db.js'
 import { appFor, bearer, errorOf, NEXT_SECRET, postJson, testEnv } from '../helpers/http.js'
 
 describe('GET /health', () => {
-  test('200 after one SELECT 1, without credentials', async () => {
+  test("200 after one statement, the schema's migration version, without credentials", async () => {
     const t = await makeSluice({ jobs: [] })
     try {
       const res = await appFor(t).request('/health')
       expect(res.status).toBe(200)
       expect(await res.json()).toMatchObject({ ok: true, database: 'ok' })
-      expect(t.statements.events.map((e) => e.text)).toEqual(['SELECT 1 AS ok'])
+      expect(t.statements.events.map((e) => e.text)).toEqual([
+        `SELECT max(version)::int AS version FROM "${t.schema}".migrations`,
+      ])
     } finally {
+      await t.cleanup()
+    }
+  })
+
+  test('503 naming `sluice migrate` on a schema without Sluice, or behind this Sluice', async () => {
+    const t = await makeSluice({ jobs: [] })
+    const bare = createSluice({ database: fromPg(t.admin), schema: uniqueSchema() })
+    try {
+      const res = await createApp(bare, { env: testEnv }).request('/health')
+      expect(res.status).toBe(503)
+      expect(await res.json()).toEqual({
+        ok: false,
+        database: 'ok',
+        migrations: 'required',
+        message: expect.stringMatching(/^Sluice's tables are not in schema "[^"]+"\. Run `sluice migrate`/),
+      })
+      await t.sql(
+        `DELETE FROM $schema.migrations WHERE version = (SELECT max(version) FROM $schema.migrations)`,
+      )
+      const behind = await appFor(t).request('/health')
+      expect(behind.status).toBe(503)
+      expect(((await behind.json()) as { message: string }).message).toMatch(
+        /^Schema "[^"]+" is at version \d+; this Sluice needs version \d+\. Run `sluice migrate`/,
+      )
+      const admin = await appFor(t).request('/api/v1/health', { headers: bearer() })
+      expect(admin.status).toBe(503)
+      expect(await admin.json()).toMatchObject({ ok: false, database: 'ok', migrations: 'required' })
+    } finally {
+      await bare.close()
       await t.cleanup()
     }
   })

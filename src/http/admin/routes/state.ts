@@ -1,5 +1,6 @@
 /** Sluice's state at a glance: overview, locks, database health, events, drains, stats, health. */
 import type { Sluice } from '../../../sluice.js'
+import { unhealthy } from '../../errors.js'
 import { type Operation, operation } from '../operation.js'
 import * as s from '../schemas.js'
 import { ADMIN, refused } from './common.js'
@@ -100,13 +101,16 @@ export function stateOperations(sluice: Sluice, showSessionQueries: boolean): Op
       responses: {
         200: { description: 'The database answers', schema: s.healthResponse },
         401: refused[401],
-        503: { description: 'The database does not answer', schema: s.healthResponse },
+        503: {
+          description: 'The database does not answer, or its schema needs `sluice migrate`',
+          schema: s.healthResponse,
+        },
       },
       async handle() {
         try {
           await inspect.health()
-        } catch {
-          return { status: 503, body: { ok: false, database: 'unreachable' } }
+        } catch (error) {
+          return { status: 503, body: unhealthy(error) }
         }
         return { status: 200, body: { ok: true, database: 'ok' } }
       },

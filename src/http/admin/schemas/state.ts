@@ -208,5 +208,10 @@ export const statsResponse = z.lazy(() =>
 )
 
 export const healthResponse = z.lazy(() =>
-  z.object({ ok: z.boolean(), database: z.enum(['ok', 'unreachable']) }),
+  z.object({
+    ok: z.boolean(),
+    database: z.enum(['ok', 'unreachable']),
+    migrations: z.literal('required').optional(),
+    message: z.string().optional(),
+  }),
 )
