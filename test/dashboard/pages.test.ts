@@ -200,4 +200,16 @@ describe('dashboard pages', () => {
     expect(donePage).toMatch(/<tr data-attempt="1" data-outcome="completed">/)
     expect(donePage).not.toContain('data-action=')
   })
+
+  // Last: it deletes the policy's rows.
+  test('an unknown policy is a 404 page; a known one with no partition yet, a page that says so', async () => {
+    const missing = await browser.get('/dashboard/policies/nope')
+    expect(missing.status).toBe(404)
+    expect(await missing.text()).toContain('No admission policy nope')
+    expect((await browser.get('/dashboard/policies/nope?offset=100')).status).toBe(404)
+    // A policy's page before its first enqueue: its job is defined with one.
+    await t.sql('DELETE FROM $schema.partitions')
+    await t.sql('DELETE FROM $schema.policies')
+    expect(await browser.page('/dashboard/policies/send')).toContain('No partition yet')
+  })
 })

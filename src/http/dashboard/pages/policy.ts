@@ -1,4 +1,6 @@
 import * as z from 'zod'
+import { NotFoundError } from '../../../errors.js'
+import type { Sluice } from '../../../sluice.js'
 import { parseQuery } from '../form.js'
 import { action, EMPTY, type Html, href, html, number, reasonCell, table, time } from '../html.js'
 import type { View } from '../view.js'
@@ -19,6 +21,12 @@ const capForm = (view: View, path: string, partition: string, capOverride: numbe
     ? EMPTY
     : html`<form method="post" action="${view.base}${path}/cap-partition" class="action"><input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="back" value="${view.here}"><input type="hidden" name="partition" value="${partition}"><input type="number" name="cap" min="0" max="1000000" step="1" value="${capOverride === null ? '' : String(capOverride)}" aria-label="Cap override of partition ${partition || '(default)'}" placeholder="cap"><button type="submit" data-action="cap-partition">Set cap</button></form>`
 
+/** A policy a job of the code is defined with, or one the database has (it had jobs). */
+async function knownPolicy(sluice: Sluice, name: string): Promise<boolean> {
+  if (sluice.config.jobs.get(name)?.admission) return true
+  return (await sluice.inspect.policies()).some((p) => p.name === name)
+}
+
 export const policyPage: Page = {
   route: '/policies/:name',
   nav: '/policies',
@@ -26,6 +34,10 @@ export const policyPage: Page = {
     const name = c.req.param('name') ?? ''
     const { offset = 0 } = parseQuery(querySchema, c.req.query())
     const partitions = await sluice.inspect.partitions(name, { limit: PAGE_SIZE, offset })
+    if (partitions.length === 0 && !(await knownPolicy(sluice, name)))
+      throw new NotFoundError(
+        `No admission policy ${name}: no job is defined with it, and none has run under it.`,
+      )
     const path = `/policies/${encodeURIComponent(name)}`
     const rows = partitions.map((p) => {
       const key = JSON.stringify([name, p.partition])
