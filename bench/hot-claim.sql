@@ -2,7 +2,7 @@
 --
 --   psql "$DATABASE_URL" -v n=100000 -v fillfactor=35 [-v inflight=800] -f bench/hot-claim.sql
 --
--- Three tables with the jobs table's columns and N no-op jobs each, drained by the same loop in
+-- Four tables with the jobs table's columns and N no-op jobs each, drained by the same loop in
 -- one backend: claim 200 (walk the ready index, lock, lease), commit, then delete the batch claimed
 -- before it, commit (a drain's pipeline: a batch settles after the next one is claimed). No
 -- archive, no stats: only what the claim's storage decides.
@@ -15,6 +15,10 @@
 --   lease table: the job's row is not touched by the claim; a lease is a row of its own (job,
 --          token, end, queue), indexed by job and by queue for the counts that read leases; the
 --          walk skips jobs with a live lease, and the settle deletes both rows.
+--   hot + batch leases: the hot table's claim, and one row per claimed batch (its queue, its
+--          lease's end, its ids) that the settle deletes: what would count the jobs in flight
+--          exactly without an index on the lease (caps, admission, metrics). Each claim reads its
+--          queue's running count from those rows, as a global cap would.
 -- With inflight=K, the first K jobs of each table are leased for an hour before the clock starts
 -- and stay so (other drains' batches in flight): today's claim moved them out of the ready range,
 -- the hot table's walk passes them at the head of its index on every claim, the lease table's
@@ -55,6 +59,14 @@ ALTER TABLE hot ADD COLUMN lease_until timestamptz;
 CREATE TABLE apart (LIKE today INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
   WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
 ALTER TABLE apart ADD PRIMARY KEY (id);
+CREATE TABLE hot2 (LIKE today INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+  WITH (fillfactor = :fillfactor, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+ALTER TABLE hot2 ADD PRIMARY KEY (id);
+ALTER TABLE hot2 ADD COLUMN lease_until timestamptz;
+CREATE TABLE batch_leases (
+  seq bigserial PRIMARY KEY, queue text NOT NULL, until timestamptz NOT NULL, ids bigint[] NOT NULL
+);
+CREATE INDEX batch_leases_queue ON batch_leases (queue, until);
 CREATE TABLE leases (
   job_id bigint PRIMARY KEY, queue text NOT NULL, token uuid NOT NULL, leased_by text NOT NULL,
   until timestamptz NOT NULL, attempt integer NOT NULL, started_at timestamptz NOT NULL
@@ -74,6 +86,10 @@ CREATE INDEX hot_ready ON hot (queue, priority, run_at, id) WHERE policy IS NULL
 CREATE INDEX hot_concurrency_key ON hot (concurrency_key) WHERE concurrency_key IS NOT NULL;
 CREATE INDEX hot_unique_key ON hot (unique_key) WHERE unique_key IS NOT NULL;
 CREATE INDEX hot_admit ON hot (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL;
+CREATE INDEX hot2_ready ON hot2 (queue, priority, run_at, id) WHERE policy IS NULL;
+CREATE INDEX hot2_concurrency_key ON hot2 (concurrency_key) WHERE concurrency_key IS NOT NULL;
+CREATE INDEX hot2_unique_key ON hot2 (unique_key) WHERE unique_key IS NOT NULL;
+CREATE INDEX hot2_admit ON hot2 (policy, partition_key, priority, run_at, id) WHERE policy IS NOT NULL;
 CREATE INDEX apart_ready ON apart (queue, priority, run_at, id) WHERE policy IS NULL;
 CREATE INDEX apart_concurrency_key ON apart (concurrency_key) WHERE concurrency_key IS NOT NULL;
 CREATE INDEX apart_unique_key ON apart (unique_key) WHERE unique_key IS NOT NULL;
@@ -82,6 +98,7 @@ CREATE INDEX apart_admit ON apart (policy, partition_key, priority, run_at, id) 
 INSERT INTO today (queue, name, payload) SELECT 'q', 'noop', jsonb_build_object('n', g) FROM generate_series(1, :n) g;
 INSERT INTO hot (queue, name, payload) SELECT 'q', 'noop', jsonb_build_object('n', g) FROM generate_series(1, :n) g;
 INSERT INTO apart (queue, name, payload) SELECT 'q', 'noop', jsonb_build_object('n', g) FROM generate_series(1, :n) g;
+INSERT INTO hot2 (queue, name, payload) SELECT 'q', 'noop', jsonb_build_object('n', g) FROM generate_series(1, :n) g;
 -- Jobs in flight in other drains, for the whole run.
 UPDATE today SET run_at = now() + interval '1 hour', attempts = 1, lease_token = gen_random_uuid(),
                  leased_by = 'drn_other', started_at = now()
@@ -92,16 +109,25 @@ WHERE id IN (SELECT id FROM hot ORDER BY id LIMIT :inflight);
 INSERT INTO leases (job_id, queue, token, leased_by, until, attempt, started_at)
 SELECT id, queue, gen_random_uuid(), 'drn_other', now() + interval '1 hour', 1, now()
 FROM apart ORDER BY id LIMIT :inflight;
+UPDATE hot2 SET lease_until = now() + interval '1 hour', attempts = 1, lease_token = gen_random_uuid(),
+                leased_by = 'drn_other', started_at = now()
+WHERE id IN (SELECT id FROM hot2 ORDER BY id LIMIT :inflight);
+INSERT INTO batch_leases (queue, until, ids)
+SELECT 'q', now() + interval '1 hour', array_agg(id) FROM (SELECT id FROM hot2 ORDER BY id LIMIT :inflight) x
+HAVING count(*) > 0;
 SELECT :n - :inflight AS drained \gset
 VACUUM ANALYZE today;
 VACUUM ANALYZE hot;
 VACUUM ANALYZE apart;
 VACUUM ANALYZE leases;
+VACUUM ANALYZE hot2;
+VACUUM ANALYZE batch_leases;
 CHECKPOINT;
 -- HOT updates before the clock (the in-flight leases), left out of the counts below.
 SELECT pg_stat_force_next_flush();
 SELECT (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'today'::regclass) AS today_hot0,
-       (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'hot'::regclass) AS hot_hot0 \gset
+       (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'hot'::regclass) AS hot_hot0,
+       (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'hot2'::regclass) AS hot2_hot0 \gset
 
 SELECT pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \gset
 DO $$
@@ -194,6 +220,44 @@ END
 $$;
 SELECT pg_current_wal_insert_lsn() AS l3, clock_timestamp() AS t3 \gset
 RESET enable_seqscan;
+DO $$
+DECLARE
+  v_prev bigint[];
+  v_prev_seq bigint;
+  v_cur bigint[];
+  v_seq bigint;
+  v_running bigint;
+BEGIN
+  LOOP
+    WITH running AS (
+      SELECT coalesce(sum(cardinality(ids)), 0) AS n FROM batch_leases WHERE queue = 'q' AND until > now()
+    ), picked AS (
+      SELECT id FROM hot2 WHERE queue = 'q' AND policy IS NULL AND run_at <= now() AND attempts < max_attempts
+        AND (lease_until IS NULL OR lease_until <= now())
+      ORDER BY priority, run_at, id LIMIT 200 FOR UPDATE SKIP LOCKED
+    ), leased AS (
+      UPDATE hot2 h SET lease_until = now() + interval '60 s', attempts = h.attempts + 1, lease_token = gen_random_uuid(),
+                        leased_by = 'drn_0123456789abcdef0123456789abcdef', started_at = now()
+      FROM picked WHERE h.id = picked.id RETURNING h.id
+    ), lease AS (
+      INSERT INTO batch_leases (queue, until, ids)
+      SELECT 'q', now() + interval '60 s', array_agg(id) FROM leased HAVING count(*) > 0
+      RETURNING seq, ids
+    )
+    SELECT l.ids, l.seq, (SELECT n FROM running) INTO v_cur, v_seq, v_running FROM (SELECT 1) one LEFT JOIN lease l ON true;
+    COMMIT;
+    IF v_prev IS NOT NULL THEN
+      DELETE FROM hot2 WHERE id = ANY (v_prev);
+      DELETE FROM batch_leases WHERE seq = v_prev_seq;
+      COMMIT;
+    END IF;
+    EXIT WHEN v_cur IS NULL;
+    v_prev := v_cur;
+    v_prev_seq := v_seq;
+  END LOOP;
+END
+$$;
+SELECT pg_current_wal_insert_lsn() AS l4, clock_timestamp() AS t4 \gset
 SELECT pg_stat_force_next_flush();
 
 SELECT 'today' AS claim,
@@ -209,6 +273,11 @@ UNION ALL
 SELECT 'lease table',
        round(pg_wal_lsn_diff(:'l3', :'l2') / :drained),
        round((extract(epoch FROM :'t3'::timestamptz - :'t2'::timestamptz) * 1e6 / :drained)::numeric, 1),
-       NULL;
+       NULL
+UNION ALL
+SELECT 'hot + batch leases, fillfactor ' || :fillfactor,
+       round(pg_wal_lsn_diff(:'l4', :'l3') / :drained),
+       round((extract(epoch FROM :'t4'::timestamptz - :'t3'::timestamptz) * 1e6 / :drained)::numeric, 1),
+       (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'hot2'::regclass) - :hot2_hot0;
 
 DROP SCHEMA sluice_hot_model CASCADE;
