@@ -1,6 +1,6 @@
 /**
  * The rough edges an operator saw, each checked in a real browser: the log-in page's frame,
- * paused queues, the Retrying column, names that do not wrap, reasons in relative time, a
+ * paused queues, the Retrying column, names that do not wrap, a long partition key that does, reasons in relative time, a
  * recurring task that never fired, routed events counted, estimates labelled, bloat flagged only
  * past a size floor, and the list of recent batches.
  */
@@ -89,6 +89,24 @@ describeDashboard('the dashboard rough edges', (d) => {
       expect(shape.wrapped, `${width} px: names on more than one line`).toBe(0)
       expect(shape.tallest, `${width} px: the tallest row`).toBeLessThan(60)
       expect(shape.height, `${width} px: the page's height`).toBeLessThan(100 * 60 + 600)
+    }
+    await page.setViewportSize({ width: 1280, height: 800 })
+  })
+
+  test("a 200-character partition key wraps in its cell: the policy's table is no wider for it", async () => {
+    const { sluice } = d().seeded
+    const tableWidth = async (width: number): Promise<number> => {
+      await page.setViewportSize({ width, height: 800 })
+      await page.goto(d().served.url('/policies/deliver-webhook'))
+      return page.evaluate(() => document.querySelector('tr[data-partition]')!.closest('table')!.scrollWidth)
+    }
+    const before = [await tableWidth(1280), await tableWidth(360)]
+    const key = `tenant-${'x'.repeat(193)}`
+    await sluice.enqueue('deliver-webhook', { endpoint: key, n: 1 }, { delay: 3_600_000 })
+    for (const [i, width] of [1280, 360].entries()) {
+      expect(await tableWidth(width), `${width} px: the table's width`).toBeLessThanOrEqual(before[i]! + 2)
+      const keyCell = page.locator(`tr[data-partition="${key}"] > th`)
+      expect((await keyCell.boundingBox())!.height, `${width} px: the key wraps`).toBeGreaterThan(30)
     }
     await page.setViewportSize({ width: 1280, height: 800 })
   })
