@@ -25,7 +25,7 @@ export const LAYERS: Layer[] = [
   { name: 'jobs', members: ['jobs/'] },
   { name: 'controls, events, steps, wake', members: ['controls/', 'events/', 'steps/', 'wake/'] },
   { name: 'config, drain, tracing', members: ['config.ts', 'drain/', 'tracing/'] },
-  { name: 'sluice', members: ['sluice.ts', 'inspect.ts'] },
+  { name: 'sluice', members: ['sluice.ts', 'inspect.ts', 'inspect-queries.ts'] },
   { name: 'http', members: ['http/'] },
   { name: 'adapters', members: ['platforms/', 'edge/', 'edge.ts', 'build/', 'cli/', 'index.ts'] },
 ]

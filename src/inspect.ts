@@ -4,8 +4,17 @@ import { parsePolicyName } from './controls/partitions.js'
 import type { RecurringTask } from './controls/recurring.js'
 import type { Db } from './db/types.js'
 import { SluiceError, ValidationError } from './errors.js'
+import {
+  type BatchesQuery,
+  type DeadLetterQuery,
+  deadLetterFilter,
+  type JobsQuery,
+  moment,
+  type PartitionsQuery,
+  type StatsQuery,
+} from './inspect-queries.js'
 import { attemptsTimeline, type JobAttempt } from './jobs/timeline.js'
-import { appliedVersions, knownVersion, schemaVersion } from './migrate/run.js'
+import { appliedVersions, knownVersion } from './migrate/run.js'
 import { assertName } from './names.js'
 import { type PartitionRow, type PolicyRow, partitions, policies } from './sql/admission.js'
 import { type BatchRow, getBatch, listBatches } from './sql/batches.js'
@@ -15,7 +24,7 @@ import {
   HORIZON_THRESHOLDS,
   type HorizonThresholds,
 } from './sql/database.js'
-import { type DeadLetterFilter, type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
+import { type DeadLetterRow, listDeadLetters } from './sql/dead-letters.js'
 import {
   getJob,
   getJobResult,
@@ -23,7 +32,6 @@ import {
   type JobDetailRow,
   type JobResultRow,
   type JobRow,
-  type JobState,
   listJobs,
 } from './sql/jobs.js'
 import { type EventsView, eventsView, type Locks, locks } from './sql/lock-views.js'
@@ -34,29 +42,14 @@ import { type RecurringRun, type RecurringTaskRow, recurringRuns, recurringTasks
 import { type JobStats, jobStats } from './sql/stats.js'
 import { type InvocationRow, invocations, type StatusRow, status } from './sql/status.js'
 
-export interface DeadLetterQuery {
-  ids?: string[]
-  queue?: string
-  name?: string
-  /** At most this many per call. Default 100 for list, 1,000 for retry and discard. */
-  limit?: number
-  /** Ids below this one: paging for list, and for a retry by filter walking past kept ones. */
-  before?: string
-}
-
-export interface JobsQuery {
-  queue?: string
-  name?: string
-  state?: JobState
-  /** At most this many, 1..1000. Default 100. */
-  limit?: number
-  /** Only jobs with ids above this one: the last id of the previous page. */
-  after?: string
-  /** Only jobs enqueued at or after this moment. */
-  since?: Date
-  /** Only jobs enqueued before this moment. */
-  until?: Date
-}
+export {
+  type BatchesQuery,
+  type DeadLetterQuery,
+  deadLetterFilter,
+  type JobsQuery,
+  type PartitionsQuery,
+  type StatsQuery,
+} from './inspect-queries.js'
 
 /** One job with its error history and its attempts, oldest first. */
 export interface JobDetail extends Omit<JobDetailRow, 'lastDurationMs' | 'lastInvocation'> {
@@ -66,28 +59,6 @@ export interface JobDetail extends Omit<JobDetailRow, 'lastDurationMs' | 'lastIn
    * completed (or expired) it.
    */
   timeline: JobAttempt[]
-}
-
-export interface BatchesQuery {
-  /** At most this many, 1..1000. Default 50. */
-  limit?: number
-  /** Only batches with ids below this one: the last id of the previous page. */
-  before?: string
-}
-
-export interface PartitionsQuery {
-  /** At most this many partitions, 1..1000. Default 100. */
-  limit?: number
-  /** Skip this many (partitions come in key order). Default 0. */
-  offset?: number
-}
-
-export interface StatsQuery {
-  /** Default 1 h. */
-  sinceMs?: number
-  /** How many of the slowest job names to list, 1..1000. Default 10. */
-  slowest?: number
-  queue?: string
 }
 
 /**
@@ -189,32 +160,6 @@ export interface DatabaseOptions {
 export interface RecurringTaskInfo extends RecurringTaskRow {
   /** The next slot of the schedule after the last one enqueued (in the past when maintenance is behind). */
   nextSlot: Date | null
-}
-
-const MAX_BULK = 10_000
-
-function moment(what: string, value: Date | undefined): Date | null {
-  if (value === undefined) return null
-  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
-    throw new ValidationError(`jobs: ${what} must be a valid Date`)
-  return value
-}
-
-export function deadLetterFilter(query: DeadLetterQuery | string, defaultLimit: number): DeadLetterFilter {
-  const q = typeof query === 'string' ? { ids: [query] } : query
-  if (q.ids?.some((id) => !/^[0-9]{1,19}$/.test(id)))
-    throw new ValidationError('Dead letter ids are positive integers.')
-  if (q.before !== undefined && !/^[0-9]{1,19}$/.test(q.before))
-    throw new ValidationError('before is a dead letter id, a positive integer.')
-  const limit = q.limit ?? defaultLimit
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_BULK)
-    throw new ValidationError(`limit must be 1..${MAX_BULK}`)
-  return {
-    ...(q.ids ? { ids: q.ids } : {}),
-    ...(q.queue ? { queue: q.queue } : {}),
-    ...(q.name ? { name: q.name } : {}),
-    limit,
-  }
 }
 
 export function inspectApi(
@@ -379,7 +324,7 @@ export function inspectApi(
       return (await (await db()).query<EventsView>(eventsView(t))).rows[0]!
     },
     async health() {
-      const version = await schemaVersion(await db(), config.schema)
+      const version = Math.max(0, ...(await appliedVersions(await db(), config.schema)))
       if (version === 0)
         throw new SluiceError(
           'MIGRATIONS_REQUIRED',

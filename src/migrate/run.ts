@@ -154,24 +154,6 @@ export async function appliedVersions(db: Db, schema: string): Promise<number[]>
   }
 }
 
-/**
- * The schema's migration version, in one statement (0 when it has none of Sluice's tables): the
- * statement `/health` sends.
- */
-export async function schemaVersion(db: Db, schema: string): Promise<number> {
-  try {
-    const { rows } = await db.query<{ version: number | null }>({
-      text: `SELECT max(version)::int AS version FROM ${quoteSchema(schema)}.migrations`,
-      values: [],
-    })
-    return rows[0]?.version ?? 0
-  } catch (error) {
-    const state = sqlStateOf(error)
-    if (state === SQLSTATE.UNDEFINED_TABLE || state === SQLSTATE.INVALID_SCHEMA_NAME) return 0
-    throw error
-  }
-}
-
 /** The newest migration this build knows; undefined in a function bundled without them. */
 export const knownVersion = (): number | undefined =>
   (bundled as readonly Migration[] | null) === null ? undefined : latestVersion()
