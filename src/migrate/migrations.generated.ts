@@ -240,5 +240,12 @@ export const migrations: readonly Migration[] = [
       "-- Here, not in functions/: the trigger must exist from this migration's commit on, while the\n-- function files (applied after the migrations) may still be the older ones.\nCREATE FUNCTION :SLUICE_SCHEMA.archive_insert()\nRETURNS trigger\nLANGUAGE plpgsql\nAS $fn$\nBEGIN\n  NEW.finished_at := coalesce(NEW.finished_at, now());\n  NEW.bucket := NEW.id >> 10;\n  INSERT INTO :SLUICE_SCHEMA.archive_groups (bucket, finished_at, queue, status, invocation, ids, names, payloads,\n                                             priorities, attempts, max_attempts, enqueued_at, durations_ms,\n                                             waits_ms, errors, results)\n  VALUES (NEW.bucket, NEW.finished_at, NEW.queue, NEW.status, NEW.invocation, ARRAY[NEW.id], ARRAY[NEW.name],\n          ARRAY[NEW.payload], ARRAY[NEW.priority], ARRAY[NEW.attempts], ARRAY[NEW.max_attempts],\n          ARRAY[NEW.enqueued_at], ARRAY[NEW.duration_ms], ARRAY[NEW.wait_ms], ARRAY[NEW.errors], ARRAY[NEW.result]);\n  RETURN NEW;\nEND\n$fn$",
       "CREATE TRIGGER archive_insert INSTEAD OF INSERT ON :SLUICE_SCHEMA.archive\nFOR EACH ROW EXECUTE FUNCTION :SLUICE_SCHEMA.archive_insert()"
     ]
+  },
+  {
+    "version": 24,
+    "name": "0024_jobs_fillfactor",
+    "statements": [
+      "-- A claim writes a new version of each job it leases (the lease is in indexed columns, so the\n-- update is not HOT). When that version does not fit on the job's page, PostgreSQL puts it on\n-- another page and first writes a WAL record locking the old one while it leaves the page: about\n-- 100 B of WAL a job more than an update in place, with a larger update record. Pages filled to\n-- 35 % leave room for every job's leased version, and its retry's (bench/README.md, \"WAL\").\n-- The setting applies to pages filled from now on; it takes no lock that waits on claims or\n-- settles (SHARE UPDATE EXCLUSIVE).\nALTER TABLE :SLUICE_SCHEMA.jobs SET (fillfactor = 35)"
+    ]
   }
 ]

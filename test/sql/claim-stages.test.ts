@@ -224,6 +224,41 @@ describe('claim_pick', () => {
 })
 
 describe('claim_lease', () => {
+  it("writes each leased job's new version on the job's own page, not on another", async () => {
+    // Jobs enqueued as one statement fill the table's pages as densely as its fillfactor lets
+    // them. A lease whose new version does not fit on the page moves the row to another page,
+    // which costs a second WAL record (the old version locked while the page is left) and
+    // a larger update record.
+    await s.sql(
+      `INSERT INTO $t.jobs (queue, name, payload)
+       SELECT 'q', 'send-email', jsonb_build_object('to', 'user' || n || '@example.com', 'n', n, 'pad', repeat('x', 60))
+       FROM generate_series(1, 400) n`,
+    )
+    const before = await s.sql<{ id: string; page: number }>(
+      'SELECT id::text, (ctid::text::point)[0]::int AS page FROM $t.jobs ORDER BY id',
+    )
+    const pages = new Set(before.map((r) => r.page))
+    expect(pages.size).toBeGreaterThan(3)
+    const due = new Date()
+    await s.sql(
+      `SELECT count(*) FROM $t.claim_lease(
+         p_ids => $1::bigint[], p_due => $2::timestamptz[], p_single => $3::boolean[], p_skip => '{}',
+         p_until => now() + interval '30 seconds', p_invocation => $4, p_more => false)`,
+      [
+        before.map((r) => r.id),
+        before.map(() => due),
+        before.map(() => false),
+        'drn_0b6f3c1e-4f7a-4c55-9d8e-2a7f6c1d9e44',
+      ],
+    )
+    const after = await s.sql<{ id: string; page: number; leased: boolean }>(
+      'SELECT id::text, (ctid::text::point)[0]::int AS page, lease_token IS NOT NULL AS leased FROM $t.jobs ORDER BY id',
+    )
+    expect(after.every((r) => r.leased)).toBe(true)
+    const moved = after.filter((r, i) => r.page !== before[i]!.page)
+    expect(moved).toEqual([])
+  })
+
   it('leases the picked jobs but the skipped ones, counting their attempt; returns the claim rows', async () => {
     const a = await s.rows.ready({ queue: 'q', attempts: 1 })
     const b = await s.rows.ready({ queue: 'q' })
