@@ -129,6 +129,11 @@ test('a partition out of tokens with 100,000 jobs at the head of the queue: a dr
   for (const w of worst) {
     const what = w.plan.split('\n').slice(0, 3).join(' ')
     expect(w.rows, what).toBeLessThan(1_000)
-    expect(w.buffers, what).toBeLessThan(1_000)
+    // A statement that calls one of the functions (a Function Scan) counts in its buffers its
+    // nested statements', each checked here on its own, and the catalog pages the backend reads
+    // to plan them: after a reset of its caches (other sessions' DDL overflowing the invalidation
+    // queue, as parallel test files do), over a thousand. Only its rows count here.
+    if (!/Function Scan on (?!unnest\b|generate_series\b|jsonb?_)\w+/.test(w.plan))
+      expect(w.buffers, what).toBeLessThan(1_000)
   }
 }, 60_000)
