@@ -26,9 +26,11 @@ interface PackageJson {
 let built: TempBuild
 const log: string[] = []
 
+// The library's declarations (tsc) and eight bundles: about 40 s alone, several minutes on a two-core
+// machine running other test files' databases beside it.
 beforeAll(async () => {
   built = await buildToTemp({ library: true, vercel: true, log: (line) => log.push(line) })
-}, 120_000)
+}, 600_000)
 afterAll(() => built?.remove())
 
 /** `./dist/x.js` in package.json → the same file in the temporary build. */
