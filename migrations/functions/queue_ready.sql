@@ -1,9 +1,9 @@
--- Jobs of a queue that a drain could run now, counted up to p_cap: plain jobs due, and policy
--- jobs due in partitions that are not paused, slowed down, out of tokens, at their cap or in a
--- policy at its global cap (a cap frees up as the jobs running settle, and the drain running them
--- claims again then). Each walk is ordered as its index is (ready or admit), so that it is walked
--- on it: unordered, a limited scan of the whole table can look cheaper, and reads every job when
--- a partition has fewer than p_cap.
+-- Jobs of a queue that a drain could run now, counted up to p_cap: plain jobs due (waiting, or
+-- their lease ran out), and policy jobs due in partitions that are not paused, slowed down, out of
+-- tokens, at their cap or in a policy at its global cap (a cap frees up as the jobs running
+-- settle, and the drain running them claims again then). Each walk is ordered as its index is
+-- (ready or admit), so that it is walked on it: unordered, a limited scan of the whole table can
+-- look cheaper, and reads every job when a partition has fewer than p_cap.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
@@ -11,8 +11,19 @@ AS $fn$
     (SELECT 1 FROM unnest(p_queues) AS q(name)
      CROSS JOIN LATERAL (
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       WHERE j.queue = q.name AND j.policy IS NULL AND j.lease_token IS NULL AND j.run_at <= now()
+         AND j.attempts < j.max_attempts
        ORDER BY j.priority, j.run_at, j.id
+       LIMIT p_cap) x
+     LIMIT p_cap)
+    UNION ALL
+    -- Plain jobs whose lease ran out (the ready index holds no leased job): on jobs_leased's
+    -- range of ended leases.
+    (SELECT 1 FROM unnest(p_queues) AS q(name)
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.queue = q.name AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.policy IS NULL
+         AND j.attempts < j.max_attempts
        LIMIT p_cap) x
      LIMIT p_cap)
     UNION ALL

@@ -247,5 +247,15 @@ export const migrations: readonly Migration[] = [
     "statements": [
       "-- A claim writes a new version of each job it leases (the lease is in indexed columns, so the\n-- update is not HOT). When that version does not fit on the job's page, PostgreSQL puts it on\n-- another page and first writes a WAL record locking the old one while it leaves the page: about\n-- 100 B of WAL a job more than an update in place, with a larger update record. Pages filled to\n-- 35 % leave room for every job's leased version, and its retry's (bench/README.md, \"WAL\").\n-- The setting applies to pages filled from now on; it takes no lock that waits on claims or\n-- settles (SHARE UPDATE EXCLUSIVE).\nALTER TABLE :SLUICE_SCHEMA.jobs SET (fillfactor = 35)"
     ]
+  },
+  {
+    "version": 25,
+    "name": "0025_ready_unleased",
+    "statements": [
+      "-- A leased job is not waiting: jobs_ready keeps only the jobs that are (plain, no lease). A claim\n-- wrote a new entry there for every job it leased (its lease's end is its run_at), about 80 B\n-- of WAL a job and the splits of the pages those entries filled, and walks near the end of a\n-- drain passed every job in flight. Jobs whose lease ran out, which a claim takes again, are\n-- found on jobs_leased, now ordered by the lease's end: claims, caps and single-consumer checks\n-- read a range of it (lease ended, or not yet) instead of every leased job of the queue.\n-- Both are rebuilt under the migration's lock (about a second per million jobs waiting).\nDROP INDEX :SLUICE_SCHEMA.jobs_ready",
+      "CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs (queue, priority, run_at, id)\n  WHERE policy IS NULL AND lease_token IS NULL",
+      "DROP INDEX :SLUICE_SCHEMA.jobs_leased",
+      "CREATE INDEX jobs_leased ON :SLUICE_SCHEMA.jobs (queue, run_at) WHERE lease_token IS NOT NULL"
+    ]
   }
 ]

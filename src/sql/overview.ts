@@ -93,8 +93,9 @@ export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 6_000, exactRows: 2
  * A table of at most `exactPages` is counted. On a larger one, each queue's states are counted
  * exactly from indexes while they are small: the due and not-yet-due jobs of each (queue,
  * priority) range of jobs_ready (and of each admission policy on jobs_admit), and the retrying
- * ones on jobs_retrying, each scan stopping after `exactRows` rows; running (jobs_leased) and
- * lapsed last attempts (jobs_last_attempt) are few and counted. Scheduled is the not-yet-due
+ * ones on jobs_retrying, each scan stopping after `exactRows` rows; leased plain jobs (which
+ * jobs_ready does not hold) and running jobs (both on jobs_leased), and lapsed last attempts
+ * (jobs_last_attempt), are few and counted. Scheduled is the not-yet-due
  * jobs less the running and retrying ones. A state whose count reached the cap is estimated
  * from a block sample (TABLESAMPLE SYSTEM, each block taken with probability p): the
  * Horvitz-Thompson sum of the sampled blocks' counts over p, whose variance is estimated from the
@@ -157,11 +158,11 @@ export function overview(
   SELECT queue, count(*)::float8 AS blocked FROM ${t}.blocked GROUP BY queue
 ), pairs AS (
   -- Every distinct (queue, priority) of the jobs table, one index probe each.
-  (SELECT queue, priority FROM ${t}.jobs WHERE policy IS NULL ORDER BY queue, priority LIMIT 1)
+  (SELECT queue, priority FROM ${t}.jobs WHERE policy IS NULL AND lease_token IS NULL ORDER BY queue, priority LIMIT 1)
   UNION ALL
   SELECT nxt.queue, nxt.priority FROM pairs p, LATERAL (
     SELECT j.queue, j.priority FROM ${t}.jobs j
-    WHERE j.policy IS NULL AND (j.queue, j.priority) > (p.queue, p.priority)
+    WHERE j.policy IS NULL AND j.lease_token IS NULL AND (j.queue, j.priority) > (p.queue, p.priority)
     ORDER BY j.queue, j.priority LIMIT 1) nxt
 ), pair_caps AS (
   -- A queue's cap shared among its priorities, so a queue costs at most about exactRows rows.
@@ -173,10 +174,18 @@ export function overview(
   SELECT c.queue, least(x.due, c.cap) AS due, least(x.later, c.cap) AS later,
          x.due <= c.cap AS due_exact, x.later <= c.cap AS later_exact
   FROM pair_caps c, LATERAL (SELECT
-    (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.queue = c.queue
-       AND j.priority = c.priority AND j.run_at <= now() LIMIT c.cap + 1) y)::float8 AS due,
-    (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.queue = c.queue
-       AND j.priority = c.priority AND j.run_at > now() LIMIT c.cap + 1) y)::float8 AS later) x
+    (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.lease_token IS NULL
+       AND j.queue = c.queue AND j.priority = c.priority AND j.run_at <= now() LIMIT c.cap + 1) y)::float8 AS due,
+    (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.lease_token IS NULL
+       AND j.queue = c.queue AND j.priority = c.priority AND j.run_at > now() LIMIT c.cap + 1) y)::float8 AS later) x
+  UNION ALL
+  -- Leased plain jobs, which jobs_ready does not hold, are few and counted on jobs_leased: due
+  -- once their lease ran out, later while it runs (as a policy's are counted on jobs_admit).
+  SELECT j.queue, count(*) FILTER (WHERE j.run_at <= now())::float8, count(*) FILTER (WHERE j.run_at > now())::float8,
+         true, true
+  FROM ${t}.jobs j
+  WHERE j.lease_token IS NOT NULL AND j.policy IS NULL AND (SELECT large FROM sampling)
+  GROUP BY j.queue
   UNION ALL
   SELECT a.queue, x.due, x.later, x.due + x.later <= $5, x.due + x.later <= $5
   FROM ${t}.policies a, LATERAL (
@@ -193,12 +202,19 @@ export function overview(
             AND j.queue = c.queue AND j.run_at > now() LIMIT $5 + 1) y)::float8 AS retrying
   FROM capped c GROUP BY c.queue
 ), oldest AS (
-  SELECT p.queue, min((
-    SELECT j.run_at FROM ${t}.jobs j
-    WHERE j.policy IS NULL AND j.queue = p.queue AND j.priority = p.priority AND j.run_at <= now()
-      AND j.attempts < j.max_attempts
-    ORDER BY j.run_at LIMIT 1)) AS oldest_ready
-  FROM pairs p GROUP BY p.queue
+  SELECT o.queue, min(o.at) AS oldest_ready FROM (
+    SELECT p.queue, (
+      SELECT j.run_at FROM ${t}.jobs j
+      WHERE j.policy IS NULL AND j.lease_token IS NULL AND j.queue = p.queue AND j.priority = p.priority
+        AND j.run_at <= now() AND j.attempts < j.max_attempts
+      ORDER BY j.run_at LIMIT 1) AS at
+    FROM pairs p
+    UNION ALL
+    -- Plain jobs whose lease ran out, on jobs_leased (jobs_ready holds no leased job).
+    SELECT j.queue, min(j.run_at) FROM ${t}.jobs j
+    WHERE j.lease_token IS NOT NULL AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+    GROUP BY j.queue) o
+  GROUP BY o.queue
 ), names AS (
   SELECT unnest($1::text[]) AS queue UNION SELECT name FROM ${t}.queues UNION SELECT queue FROM oldest
   UNION SELECT queue FROM blocked UNION SELECT queue FROM sampled UNION SELECT queue FROM exact

@@ -76,6 +76,38 @@ describe('claim: order and visibility', () => {
     expect(row?.token).not.toBe(lost.token)
     expect(row?.attempts).toBe(2)
   })
+
+  it('takes jobs whose lease ran out in claim order among the waiting ones', async () => {
+    // A job whose lease ran out is due from its lease's end, as a job that was never leased is
+    // from its due time: the claim walks both in one order.
+    const at = (ms: number) => new Date(Date.now() + ms)
+    const first = await s.rows.ready({ priority: 0, dueAt: at(-10_000) })
+    const lost = await s.rows.leased('inv-dead', { priority: 0, expiresInMs: -5_000 })
+    const next = await s.rows.ready({ priority: 0, dueAt: at(-1_000) })
+    const lower = await s.rows.ready({ priority: 5, dueAt: at(-60_000) })
+    const lostLower = await s.rows.leased('inv-dead', { priority: 9, expiresInMs: -120_000 })
+    await s.rows.leased('inv-live', { priority: 0, expiresInMs: 30_000 })
+    expect(ids(await claimed({ limit: 2 }))).toEqual([first.id, lost.id])
+    expect(ids(await claimed({ limit: 10, invocationId: 'inv-b' }))).toEqual([
+      next.id,
+      lower.id,
+      lostLower.id,
+    ])
+  })
+
+  it('writes no entry of the ready index for a job it leases', async () => {
+    // A leased job is not waiting: its new version stays out of the index the walk reads, so a
+    // lease costs no entry there (nor the page splits its entries would make), and a walk never
+    // passes the jobs in flight.
+    await s.sql(
+      `INSERT INTO $t.jobs (queue, name, payload) SELECT 'default', 'work', '{}' FROM generate_series(1, 2000)`,
+    )
+    const size = async () =>
+      (await s.sql<{ n: string }>(`SELECT pg_relation_size('$t.jobs_ready'::regclass)::text AS n`))[0]!.n
+    const before = await size()
+    expect((await claimed({ limit: 2000 })).length).toBe(2000)
+    expect(await size()).toBe(before)
+  })
 })
 
 describe('claim: the lease', () => {

@@ -66,16 +66,34 @@ BEGIN
   ), candidates AS (
     SELECT p.id, p.run_at, p.priority, p.exclusive_key, p.name, opened.name AS queue, opened.single_consumer
     -- Stage 4 with stage 3 in it (migrations/fragments/plain_walk.sql), up to the claim's limit.
-    FROM opened CROSS JOIN LATERAL (SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-FROM :SLUICE_SCHEMA.jobs j
-WHERE j.queue = opened.name AND j.policy IS NULL
-  AND (j.run_at <= now() AND j.attempts < j.max_attempts
+    FROM opened CROSS JOIN LATERAL (SELECT w.id, w.priority, w.run_at, w.exclusive_key, w.name
+FROM (
+  SELECT * FROM (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.queue = opened.name AND j.policy IS NULL AND j.lease_token IS NULL
+      AND (j.run_at <= now() AND j.attempts < j.max_attempts
 AND (j.exclusive_key IS NULL OR NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
       WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
-ORDER BY j.priority, j.run_at, j.id
-LIMIT opened.room
-FOR UPDATE SKIP LOCKED) p
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT opened.room
+    FOR UPDATE SKIP LOCKED) waiting
+  UNION ALL
+  SELECT * FROM (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.queue = opened.name AND j.policy IS NULL AND j.lease_token IS NOT NULL
+      AND (j.run_at <= now() AND j.attempts < j.max_attempts
+AND (j.exclusive_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT opened.room
+    FOR UPDATE SKIP LOCKED) lapsed
+) w
+ORDER BY w.priority, w.run_at, w.id
+LIMIT opened.room) p
     WHERE NOT (SELECT gated FROM gate)
   ),
   -- Per queue, the stop before the first job the drain cannot fit (migrations/fragments/time_cut.sql).
@@ -119,16 +137,34 @@ BEGIN
            NULL::text AS policy, NULL::text AS partition_key, 1::bigint AS turn, NULL::integer AS global_room,
            false AS more
     -- Stage 4 with stage 3 in it (migrations/fragments/plain_walk.sql), up to the queue's room.
-    FROM open CROSS JOIN LATERAL (SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-FROM :SLUICE_SCHEMA.jobs j
-WHERE j.queue = open.name AND j.policy IS NULL
-  AND (j.run_at <= now() AND j.attempts < j.max_attempts
+    FROM open CROSS JOIN LATERAL (SELECT w.id, w.priority, w.run_at, w.exclusive_key, w.name
+FROM (
+  SELECT * FROM (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.queue = open.name AND j.policy IS NULL AND j.lease_token IS NULL
+      AND (j.run_at <= now() AND j.attempts < j.max_attempts
 AND (j.exclusive_key IS NULL OR NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
       WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
-ORDER BY j.priority, j.run_at, j.id
-LIMIT open.room
-FOR UPDATE SKIP LOCKED) p
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT open.room
+    FOR UPDATE SKIP LOCKED) waiting
+  UNION ALL
+  SELECT * FROM (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.queue = open.name AND j.policy IS NULL AND j.lease_token IS NOT NULL
+      AND (j.run_at <= now() AND j.attempts < j.max_attempts
+AND (j.exclusive_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT open.room
+    FOR UPDATE SKIP LOCKED) lapsed
+) w
+ORDER BY w.priority, w.run_at, w.id
+LIMIT open.room) p
     WHERE open.room > 0
   ), admitted AS (
     -- Stages 2b and 4b (admission_walk, in admission_claim.sql): the jobs of admission policies'

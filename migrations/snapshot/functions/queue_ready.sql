@@ -10,8 +10,19 @@ AS $function$
     (SELECT 1 FROM unnest(p_queues) AS q(name)
      CROSS JOIN LATERAL (
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.queue = q.name AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+       WHERE j.queue = q.name AND j.policy IS NULL AND j.lease_token IS NULL AND j.run_at <= now()
+         AND j.attempts < j.max_attempts
        ORDER BY j.priority, j.run_at, j.id
+       LIMIT p_cap) x
+     LIMIT p_cap)
+    UNION ALL
+    -- Plain jobs whose lease ran out (the ready index holds no leased job): on jobs_leased's
+    -- range of ended leases.
+    (SELECT 1 FROM unnest(p_queues) AS q(name)
+     CROSS JOIN LATERAL (
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.queue = q.name AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.policy IS NULL
+         AND j.attempts < j.max_attempts
        LIMIT p_cap) x
      LIMIT p_cap)
     UNION ALL
