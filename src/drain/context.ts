@@ -2,7 +2,8 @@ import { SluiceError } from '../errors.js'
 import type { JobContext } from '../jobs/define.js'
 import type { StepFunction, Steps } from '../jobs/steps.js'
 import type { ClaimedRow } from '../sql/index.js'
-import { type StepDeps, StepRun, type Suspension } from '../steps/run.js'
+import { StepRun } from '../steps/run.js'
+import type { StepDeps, Suspension } from '../steps/state.js'
 
 /** What a run's context keeps: under a symbol, so that a context made from it (Object.create) shares it. */
 const STATE = Symbol('sluice.run')

@@ -7,7 +7,7 @@ import type { HookRunner } from '../jobs/hooks.js'
 import type { ClaimedRow, Completion, Failure } from '../sql/index.js'
 import { suspendJob } from '../sql/steps.js'
 import { ResultTooLargeError } from '../steps/errors.js'
-import { type StepDeps, Suspension } from '../steps/run.js'
+import { type StepDeps, Suspension } from '../steps/state.js'
 import { storedResult } from '../steps/values.js'
 import { abortRun, RunContext, runSteps } from './context.js'
 
