@@ -127,7 +127,7 @@ export function createApp(sluice: Sluice, options: AppOptions = {}): Hono {
 
   addDrainRoute(app, sluice, { guard, maxBodyBytes, remainingMs: options.remainingMs, traced })
 
-  addMaintainRoute(app, sluice, { guard, traced })
+  addMaintainRoute(app, sluice, { guard, maxBodyBytes, traced })
 
   app.get('/health', traced('/health'), guard.health, async (c) => {
     const started = performance.now()

@@ -8,7 +8,7 @@ import { traceRoute } from '../tracing/http.js'
 import { Tracing } from '../tracing/otel.js'
 import { given, ONCE } from '../validate.js'
 import { readJson } from './body.js'
-import { drainBodySchema } from './drain-body.js'
+import { drainBodySchema, maintainBodySchema } from './drain-body.js'
 import { parseBody } from './enqueue-route.js'
 import { defaultReporter, type ErrorReporter, notFound, onError } from './errors.js'
 import { type AppAuthOptions, defaultEnv, type Env, type RouteGuards, routeGuards } from './guards.js'
@@ -89,14 +89,25 @@ export function validAppOptions(schema: z.core.$ZodType, options: unknown, what:
   )
 }
 
-/** Adds `GET|POST /maintain` to `app`: the due maintenance tasks, with the maintain guard (cron secret too). */
+/**
+ * Adds `GET|POST /maintain` to `app`: the due maintenance tasks, with the maintain guard (cron secret
+ * too). Its body is read as the drain's: up to maxBodyBytes, empty or a JSON object of its options.
+ */
 export function addMaintainRoute(
   app: Hono,
   sluice: Sluice,
-  parts: Pick<DrainRouteParts, 'guard' | 'traced'>,
+  parts: Pick<DrainRouteParts, 'guard' | 'maxBodyBytes' | 'traced'>,
 ): void {
-  app.on(['GET', 'POST'], '/maintain', parts.traced('/maintain'), jsonOnly, parts.guard.maintain, async (c) =>
-    c.json(await sluice.maintain()),
+  app.on(
+    ['GET', 'POST'],
+    '/maintain',
+    parts.traced('/maintain'),
+    jsonOnly,
+    parts.guard.maintain,
+    async (c) => {
+      parseBody(maintainBodySchema, await readJson(c, parts.maxBodyBytes, {}))
+      return c.json(await sluice.maintain())
+    },
   )
 }
 

@@ -9,3 +9,6 @@ export const drainBodySchema = z.lazy(() =>
     { wakeId: z.optional(z.string().check(z.maxLength(100))) },
   ),
 )
+
+/** The body of POST /maintain: empty, or a JSON object of its options, of which it has none yet. */
+export const maintainBodySchema = z.lazy(() => z.strictObject({}))
