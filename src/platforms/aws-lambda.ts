@@ -79,8 +79,9 @@ function withWakeupsOut<A extends unknown[], R>(
 
 /**
  * hono/aws-lambda's handler for `app`, answering in Sluice's JSON error shape what hono cannot
- * read: an event that is no HTTP request, a body marked base64 that is not, and whatever hono
- * answers itself without reaching the app (a method or header a fetch Request refuses: hono's own
+ * read: an event that is no HTTP request, or with a field hono could not turn into a fetch
+ * Request (checkHttpEvent refuses it before hono, which would log a stack trace), a body marked
+ * base64 that is not, and whatever hono still answers itself without reaching the app (its own
  * answer is plain text and bypasses the app's onError). A GET or HEAD is served without its body.
  */
 function httpHandler(app: Hono, notHttp: NotHttp = notHttpEvent) {

@@ -1,12 +1,16 @@
 /**
  * The events Lambda hands the HTTP handlers of `sluice/aws-lambda`: which are HTTP requests, what
  * the handlers answer the others, and the answers in Sluice's JSON error shape. hono/aws-lambda
- * answers an event it cannot read with plain text that bypasses the app's onError; the handlers
- * turn that into a JSON 400 (see httpHandler in aws-lambda.ts). Lambda's own integrations never
- * send such events: only a direct invocation can, so the checks here stay few and cheap.
+ * logs a stack trace for an event it cannot turn into a fetch Request, and answers it with plain
+ * text that bypasses the app's onError: so every field it reads is checked here first (see
+ * readableEvent), and what still fails in it is turned into a JSON 400 (see httpHandler in
+ * aws-lambda.ts). Lambda's own integrations never send such events: only a direct invocation can.
  */
-import { NotFoundError, type SluiceError, ValidationError } from '../errors.js'
+import * as z from 'zod/mini'
+import { type Issue, NotFoundError, type SluiceError, toIssues, ValidationError } from '../errors.js'
 import { type ErrorBody, HttpError, statusOf } from '../http/errors.js'
+import { jsonPath } from '../json.js'
+import { ONCE } from '../validate.js'
 
 /** What a Lambda HTTP integration (function URL, API Gateway v1/v2, ALB) takes back. */
 export interface LambdaHttpResult {
@@ -102,10 +106,118 @@ const methodOf = (event: EventObject, kind: HttpEventKind): string => {
   return typeof method === 'string' ? method.toUpperCase() : ''
 }
 
+/** Which of hono/aws-lambda's readers takes the event: the first whose marks it has, as hono tells them apart. */
+function readerOf(event: EventObject, kind: HttpEventKind): HttpEventKind {
+  const context = event.requestContext
+  const has = (key: string) => isObject(context) && Object.hasOwn(context, key)
+  if (has('elb')) return 'alb'
+  if (Object.hasOwn(event, 'rawPath') && has('http')) return 'v2'
+  if (has('serviceArn')) return 'lattice'
+  // hono reads an event with some of v2's marks as v1: refused as the v2 event it is meant to be.
+  return kind === 'v2' ? 'v2' : 'v1'
+}
+
+// What a fetch Request takes: a method is a token, and a header name one too; a header value has
+// no NUL, CR or LF. hono percent-encodes a value with non-ASCII characters (and query strings),
+// which an unpaired surrogate breaks; it passes cookies on as they are, so they are Latin-1.
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const HEADER_TEXT = /^[^\0\r\n\p{Cs}]*$/u
+const COOKIE_TEXT = /^[^\0\r\n\u0100-\uffff]*$/
+const WELL_FORMED = /^\P{Cs}*$/u
+
+function eventSchemas(): Record<HttpEventKind, z.ZodMiniType[]> {
+  const text = (pattern: RegExp, message: string) => z.string().check(z.regex(pattern, message))
+  const method = text(TOKEN, 'must be an HTTP method').check(
+    z.refine((verb) => !/^(connect|trace|track)$/i.test(verb), 'is a method a fetch Request refuses'),
+  )
+  const path = text(/^\//, 'must be a path starting with /')
+  const name = text(TOKEN, 'must be a header name')
+  const value = text(HEADER_TEXT, 'must be a header value: no NUL, CR, LF or unpaired surrogate')
+  const cookie = text(COOKIE_TEXT, 'must be a cookie: no NUL, CR, LF or character above U+00FF')
+  const query = text(WELL_FORMED, 'must be text without an unpaired surrogate')
+  const maybe = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema))
+  const headers = maybe(z.record(name, z.nullable(value)))
+  const multi = maybe(z.record(name, z.nullable(z.array(value))))
+  const context = (shape: Record<string, z.ZodMiniType>) =>
+    z.looseObject({ domainName: z.optional(z.string()), ...shape })
+  const body = { body: maybe(z.string()), isBase64Encoded: maybe(z.boolean()) }
+  const v1 = z.looseObject({
+    path,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: multi,
+    queryStringParameters: maybe(z.record(query, z.nullable(query))),
+    multiValueQueryStringParameters: maybe(z.record(query, z.nullable(z.array(query)))),
+    requestContext: maybe(context({})),
+    ...body,
+  })
+  return {
+    v1: [v1],
+    // An ALB's cookie header is passed on as it is, besides its place among the headers.
+    alb: [
+      v1,
+      z.looseObject({
+        headers: maybe(z.looseObject({ cookie: maybe(cookie) })),
+        multiValueHeaders: maybe(z.looseObject({ cookie: maybe(z.array(cookie)) })),
+      }),
+    ],
+    v2: [
+      z.looseObject({
+        rawPath: path,
+        rawQueryString: maybe(z.string()),
+        cookies: maybe(z.array(cookie)),
+        headers,
+        requestContext: context({ http: z.looseObject({ method }) }),
+        ...body,
+      }),
+    ],
+    lattice: [z.looseObject({ path, method, headers: multi, requestContext: context({}), ...body })],
+  }
+}
+
+let schemas: Record<HttpEventKind, z.ZodMiniType[]> | undefined
+
+/** The host hono puts in the request's URL, and where it comes from: the domain name, else the Host header. */
+function hostOf(event: EventObject): [unknown, (string | number)[]] {
+  const context = isObject(event.requestContext) ? event.requestContext : {}
+  if ('domainName' in context) return [context.domainName, ['requestContext', 'domainName']]
+  const first = (value: unknown) => (Array.isArray(value) ? value[0] : value)
+  const header = isObject(event.headers) ? first(event.headers.host) : undefined
+  if (header) return [header, ['headers', 'host']]
+  return [
+    isObject(event.multiValueHeaders) ? first(event.multiValueHeaders.host) : undefined,
+    ['multiValueHeaders', 'host'],
+  ]
+}
+
+/** An event hono cannot read, naming the field: `Invalid Lambda event at event.headers.host: …`. */
+const unreadableAt = (path: (string | number)[], message: string, issues: Issue[]): ValidationError =>
+  new ValidationError(
+    `Invalid Lambda event at ${jsonPath('event', path)}: ${message}; it cannot be read as an HTTP request.`,
+    issues,
+  )
+
 /**
- * The event as hono/aws-lambda may be given it, or the error to answer instead. A GET or HEAD
- * loses its body (function URLs forward one; a fetch Request may not carry it); everything else
- * passes unchanged.
+ * Why hono/aws-lambda could not read `event` (of `kind`) as a fetch Request, as a ValidationError
+ * naming the field; undefined when it can.
+ */
+function unreadableEvent(event: EventObject, kind: HttpEventKind): ValidationError | undefined {
+  schemas ??= eventSchemas()
+  for (const schema of schemas[readerOf(event, kind)]) {
+    const checked = z.safeParse(schema, event, ONCE)
+    if (checked.success) continue
+    const issues = toIssues(checked.error.issues)
+    return unreadableAt(issues[0]!.path, issues[0]!.message, issues)
+  }
+  const [host, at] = hostOf(event)
+  if (URL.canParse(`https://${host}/`)) return undefined
+  return unreadableAt(at, 'must be a host name', [{ path: at, message: 'must be a host name' }])
+}
+
+/**
+ * The event as hono/aws-lambda may be given it, or the error to answer instead: an event that is
+ * no HTTP request, or one with a field hono cannot read. A GET or HEAD loses its body (function
+ * URLs forward one; a fetch Request may not carry it); everything else passes unchanged.
  */
 export function checkHttpEvent(
   event: unknown,
@@ -113,6 +225,8 @@ export function checkHttpEvent(
 ): { event: object } | { error: SluiceError } {
   const kind = httpEventKind(event)
   if (!kind || !isObject(event)) return { error: notHttp(event) }
+  const unreadable = unreadableEvent(event, kind)
+  if (unreadable) return { error: unreadable }
   const body = event.body
   if (typeof body !== 'string' || body === '') return { event }
   const verb = methodOf(event, kind)

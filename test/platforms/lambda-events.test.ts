@@ -273,6 +273,106 @@ describe('apiHandler and drainHandler given malformed events', () => {
   })
 })
 
+/** Captures what the handlers write to the console while `run` runs. */
+async function consoleOutput(run: () => Promise<void>): Promise<string[]> {
+  const written: string[] = []
+  const capture = (...args: unknown[]) => {
+    written.push(
+      args.map((arg) => (arg instanceof Error ? (arg.stack ?? String(arg)) : String(arg))).join(' '),
+    )
+  }
+  const spies = (['error', 'warn', 'log', 'info'] as const).map((level) =>
+    vi.spyOn(console, level).mockImplementation(capture),
+  )
+  try {
+    await run()
+  } finally {
+    for (const spy of spies) spy.mockRestore()
+  }
+  return written
+}
+
+describe('every handler given a malformed direct invocation', () => {
+  const good = httpEventV2('POST', '/jobs/welcome-email', { body: '{}', headers: auth })
+  const v1 = httpEventV1('POST', '/jobs/welcome-email', { body: '{}', headers: auth })
+  // `aws lambda invoke --payload …`: anything JSON, and objects that look like an HTTP event but are not one.
+  const malformed: [string, unknown][] = [
+    ['{}', {}],
+    ['{"foo":1}', { foo: 1 }],
+    ['a string', 'GET /health'],
+    ['an array', [{ rawPath: '/' }]],
+    ['an empty array', []],
+    ['null', null],
+    ['a number', 42],
+    ['true', true],
+    ['requestContext a string', { requestContext: 'x' }],
+    ['requestContext a number', { requestContext: 5 }],
+    ['requestContext.http null', { rawPath: '/', requestContext: { http: null } }],
+    ['version 2.0 alone', { version: '2.0' }],
+    ['rawPath alone', { rawPath: '/drain' }],
+    ['a path that is a number', { path: 1, httpMethod: 'POST' }],
+    ['a path that is an object', { path: { a: 1 }, httpMethod: 'POST' }],
+    ['a path that makes no URL', { path: ' x', httpMethod: 'POST' }],
+    ['httpMethod alone', { httpMethod: 'POST' }],
+    ['a method that is a number', { ...v1, httpMethod: 5 }],
+    ['multiValueHeaders a string', { ...v1, multiValueHeaders: 'x' }],
+    ['a multi-value header that is not a list', { ...v1, multiValueHeaders: { a: 'b' } }],
+    ['a body object marked base64', { ...v1, body: { a: 1 }, isBase64Encoded: true }],
+    ['isBase64Encoded 1 on a body that is not base64', { ...good, body: '!!!', isBase64Encoded: 1 }],
+    ['a GET with an object body', { ...httpEventV1('GET', '/health'), body: { a: 1 } }],
+    ['a query value with a lone surrogate', { ...v1, queryStringParameters: { a: '\uD800' } }],
+    ['a header value with a lone surrogate', { ...v1, headers: { ...v1.headers, a: '\uD800' } }],
+    ['a v2 header value with a lone surrogate', { ...good, headers: { ...good.headers, a: 'x\uDC00' } }],
+    [
+      'lattice headers that are not lists',
+      { requestContext: { serviceArn: 'arn' }, path: '/', method: 'GET', headers: { a: 'b' } },
+    ],
+    [
+      'ALB query values that are not lists',
+      { ...albEvent('GET', '/health'), multiValueQueryStringParameters: { a: 'b' } },
+    ],
+    ['an ALB cookie above U+00FF', albEvent('GET', '/health', { cookie: ['a=€'] })],
+    [
+      'a domain name that makes no URL',
+      { ...v1, requestContext: { ...v1.requestContext, domainName: 'a b' } },
+    ],
+    ['a host header that makes no URL', { ...v1, requestContext: {}, headers: { host: 'a b' } }],
+    ['a v2 cookie that is not a string', { ...good, cookies: [{ a: 1 }] }],
+  ]
+
+  test('apiHandler and drainHandler answer each with a JSON 400 INVALID_INPUT, log nothing and reach no route', async () => {
+    const answers: [string, LambdaHttpResult][] = []
+    const output = await consoleOutput(async () => {
+      for (const [name, event] of malformed) {
+        answers.push([`api, ${name}`, await api(event, lambdaContext(29_000))])
+        answers.push([`drain, ${name}`, await drain(event, lambdaContext(29_000))])
+      }
+    })
+    expect(output).toEqual([])
+    for (const [name, result] of answers) {
+      expect(expectError(result, 400, 'INVALID_INPUT'), name).toMatch(/HTTP|Lambda event/)
+    }
+    expect(reported).toEqual([])
+    expect(await jobCount()).toBe(0)
+  })
+
+  test('maintainHandler answers them without a stack in the logs: an HTTP-looking event is its 404', async () => {
+    const output = await consoleOutput(async () => {
+      for (const [name, event] of malformed) {
+        // What is no HTTP event at all is a manual run, as on its schedule; the rest run nothing.
+        const result = (await maintain(event, lambdaContext(60_000, 'sluice-dev-maintain'))) as
+          | LambdaHttpResult
+          | { tasks: unknown[] }
+        if ('tasks' in result) expect(result.tasks.length, name).toBeGreaterThan(0)
+        else expectError(result, 404, 'NOT_FOUND')
+      }
+    })
+    expect(output).toEqual([])
+    // The next test starts with every task due.
+    await t.sql('DELETE FROM $schema.maintenance')
+  })
+})
+
 describe('maintainHandler given an HTTP event', () => {
   test('refuses function URL, API Gateway and ALB events with a JSON 404 and runs nothing; a schedule still runs it', async () => {
     const events = [
