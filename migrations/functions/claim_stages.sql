@@ -34,6 +34,11 @@ CREATE FUNCTION :SLUICE_SCHEMA.claim_open(
 )
 LANGUAGE plpgsql
 SET jit = off
+-- Generic plans always: each walk's limit comes from a row (the open queue's room), so a plan
+-- made for one call's arguments is the same walk. Left to choose, PostgreSQL planned the
+-- statement afresh on every call at a large backlog (its two arms' estimates made a custom plan
+-- look cheaper): a single-job claim at 1M waiting jobs took 6.3 ms p50 against 3.5 generic.
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
 BEGIN

@@ -5,6 +5,7 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.claim_open(p_queues text[], p_invocati
  RETURNS record
  LANGUAGE plpgsql
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 BEGIN
