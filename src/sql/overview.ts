@@ -80,10 +80,9 @@ export interface OverviewLimits {
 
 /**
  * 6,000 pages (48 MiB; the jobs table's pages are filled to 35 %, so some 50,000 to 100,000 jobs)
- * count in a few ms. Above that, up to 2,000
- * rows per queue and state are counted from indexes (a few ms for eight queues), and larger
- * states are scaled up from 300 sampled pages with their error measured on the same sample
- * (p95 under 100 ms at 1M jobs; 400 pages measured 105).
+ * count in a few ms. Above that, up to 2,000 rows per queue and state are counted from indexes
+ * (a few ms for eight queues), and larger states are scaled up from 300 sampled pages with their
+ * error measured on the same sample (p95 under 100 ms at 1M jobs; 400 pages measured 105).
  */
 export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 6_000, exactRows: 2_000, samplePages: 300 }
 
@@ -95,8 +94,8 @@ export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 6_000, exactRows: 2
  * priority) range of jobs_ready (and of each admission policy on jobs_admit), and the retrying
  * ones on jobs_retrying, each scan stopping after `exactRows` rows; leased plain jobs (which
  * jobs_ready does not hold) and running jobs (both on jobs_leased), and lapsed last attempts
- * (jobs_last_attempt), are few and counted. Scheduled is the not-yet-due
- * jobs less the running and retrying ones. A state whose count reached the cap is estimated
+ * (jobs_last_attempt), are few and counted. Scheduled is the not-yet-due jobs less the running
+ * and retrying ones. A state whose count reached the cap is estimated
  * from a block sample (TABLESAMPLE SYSTEM, each block taken with probability p): the
  * Horvitz-Thompson sum of the sampled blocks' counts over p, whose variance is estimated from the
  * same blocks as (1 - p) / p² · Σ y², y the state's rows in a block. That variance grows when a
