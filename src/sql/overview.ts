@@ -155,6 +155,13 @@ export function overview(
   WHERE lease_token IS NOT NULL AND attempts >= max_attempts AND run_at <= now() GROUP BY queue
 ), blocked AS (
   SELECT queue, count(*)::float8 AS blocked FROM ${t}.blocked GROUP BY queue
+), leased AS (
+  -- Leased plain jobs per queue, few and read once on jobs_leased: due (the lease ran out) and
+  -- later (running), and the oldest due with attempts left.
+  SELECT queue, count(*) FILTER (WHERE run_at <= now())::float8 AS due,
+         count(*) FILTER (WHERE run_at > now())::float8 AS later,
+         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS oldest
+  FROM ${t}.jobs WHERE lease_token IS NOT NULL AND policy IS NULL GROUP BY queue
 ), pairs AS (
   -- Every distinct (queue, priority) of the jobs table, one index probe each.
   (SELECT queue, priority FROM ${t}.jobs WHERE policy IS NULL AND lease_token IS NULL ORDER BY queue, priority LIMIT 1)
@@ -178,13 +185,9 @@ export function overview(
     (SELECT count(*) FROM (SELECT 1 FROM ${t}.jobs j WHERE j.policy IS NULL AND j.lease_token IS NULL
        AND j.queue = c.queue AND j.priority = c.priority AND j.run_at > now() LIMIT c.cap + 1) y)::float8 AS later) x
   UNION ALL
-  -- Leased plain jobs, which jobs_ready does not hold, are few and counted on jobs_leased: due
-  -- once their lease ran out, later while it runs (as a policy's are counted on jobs_admit).
-  SELECT j.queue, count(*) FILTER (WHERE j.run_at <= now())::float8, count(*) FILTER (WHERE j.run_at > now())::float8,
-         true, true
-  FROM ${t}.jobs j
-  WHERE j.lease_token IS NOT NULL AND j.policy IS NULL AND (SELECT large FROM sampling)
-  GROUP BY j.queue
+  -- Leased plain jobs, which jobs_ready does not hold: due once their lease ran out, later while
+  -- it runs (as a policy's are counted on jobs_admit).
+  SELECT l.queue, l.due, l.later, true, true FROM leased l WHERE (SELECT large FROM sampling)
   UNION ALL
   SELECT a.queue, x.due, x.later, x.due + x.later <= $5, x.due + x.later <= $5
   FROM ${t}.policies a, LATERAL (
@@ -209,10 +212,8 @@ export function overview(
       ORDER BY j.run_at LIMIT 1) AS at
     FROM pairs p
     UNION ALL
-    -- Plain jobs whose lease ran out, on jobs_leased (jobs_ready holds no leased job).
-    SELECT j.queue, min(j.run_at) FROM ${t}.jobs j
-    WHERE j.lease_token IS NOT NULL AND j.policy IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
-    GROUP BY j.queue) o
+    -- Plain jobs whose lease ran out (jobs_ready holds no leased job).
+    SELECT l.queue, l.oldest FROM leased l) o
   GROUP BY o.queue
 ), names AS (
   SELECT unnest($1::text[]) AS queue UNION SELECT name FROM ${t}.queues UNION SELECT queue FROM oldest
