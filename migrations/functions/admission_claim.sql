@@ -77,12 +77,23 @@ BEGIN
       FROM :SLUICE_SCHEMA.partitions p
       -- The due job is looked up per partition, the first in the admit index's order (a lateral
       -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
-      -- job of the table, out-of-token partitions' backlogs included, on every claim.
+      -- job of the table, out-of-token partitions' backlogs included, on every claim. A waiting
+      -- one on the admit index; else one whose lease ran out, on jobs_admitted's range of ended
+      -- leases (the admit index holds no leased job).
       CROSS JOIN LATERAL (
-        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
-          AND j.attempts < j.max_attempts
-        ORDER BY j.priority, j.run_at, j.id
+        SELECT 1 FROM (
+          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
+             AND j.run_at <= now() AND j.attempts < j.max_attempts
+           ORDER BY j.priority, j.run_at, j.id
+           LIMIT 1)
+          UNION ALL
+          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
+             AND j.run_at <= now() AND j.attempts < j.max_attempts
+           ORDER BY j.policy, j.partition_key, j.run_at
+           LIMIT 1)
+        ) d
         LIMIT 1
       ) due
       WHERE p.queue = q.name
@@ -143,7 +154,8 @@ END
 $fn$;
 
 -- Stages 2b and 4b of the claim: the partitions it admits from (admission_room) and, from each,
--- the due jobs it may take, read and locked on the partition's admit index: a share of the claim
+-- the due jobs it may take, read and locked on the partition's admit index (and, for leases that
+-- ran out, on jobs_admitted): a share of the claim
 -- (at least a quantum), not each partition's whole room. With fair interleave the partitions take
 -- turns: each one's first `quantum` jobs (turn 1) come before any partition's next `quantum`
 -- (turn 2), and so on; within a turn, by age. Without it, all by age. `more` is set on the rows of
@@ -178,17 +190,9 @@ BEGIN
                     - 1) / a.quantum + 1 END,
          a.global_room,
          a.capped OR (a.take < a.room AND count(*) OVER (PARTITION BY a.policy, a.partition_key) >= a.take)
+  -- Stage 4b with stage 3 in it (migrations/fragments/admit_walk.sql), up to the partition's take.
   FROM admitting a
-  CROSS JOIN LATERAL (
-    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-    FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = a.policy AND j.partition_key = a.partition_key
-      -- Stage 3, the per-row condition, the plain walk's (migrations/fragments/claim_candidate.sql).
-      AND :CLAIM_CANDIDATE(j)
-    ORDER BY j.priority, j.run_at, j.id
-    LIMIT a.take
-    FOR UPDATE SKIP LOCKED
-  ) x
+  CROSS JOIN LATERAL :ADMIT_WALK(a) x
   WHERE a.take > 0;
 END
 $fn$;

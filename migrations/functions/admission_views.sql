@@ -5,26 +5,40 @@
 -- more compiling these plans than running them.
 
 -- A partition's waiting jobs: due or scheduled, with attempts left, a lapsed lease counting as
--- waiting again; counted up to p_limit. Walks the admit index.
+-- waiting again; counted up to p_limit. Walks the admit index, which holds the jobs without a
+-- lease, and jobs_admitted's range of ended leases.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_pending(p_policy text, p_partition text, p_limit integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
   SELECT count(*)::integer FROM (
-    SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = p_policy AND j.partition_key = p_partition
-      AND j.attempts < j.max_attempts AND (j.lease_token IS NULL OR j.run_at <= now())
+    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+     WHERE j.policy = p_policy AND j.partition_key = p_partition AND j.lease_token IS NULL
+       AND j.attempts < j.max_attempts
+     LIMIT p_limit)
+    UNION ALL
+    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+     WHERE j.policy = p_policy AND j.partition_key = p_partition AND j.lease_token IS NOT NULL
+       AND j.run_at <= now() AND j.attempts < j.max_attempts
+     LIMIT p_limit)
     LIMIT p_limit) w
 $fn$;
 
--- A policy's waiting jobs, all partitions, counted up to p_limit. The order is the admit index's,
--- so that the walk is on it (a policy with no jobs costs nothing) rather than on the table.
+-- A policy's waiting jobs, all partitions, counted up to p_limit. Each walk is ordered as its
+-- index is (admit; jobs_admitted for leases that ran out), so that it is on it (a policy with no
+-- jobs costs nothing) rather than on the table.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_policy_pending(p_policy text, p_limit integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
   SELECT count(*)::integer FROM (
-    SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = p_policy AND j.attempts < j.max_attempts AND (j.lease_token IS NULL OR j.run_at <= now())
-    ORDER BY j.policy, j.partition_key, j.priority, j.run_at, j.id
+    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+     WHERE j.policy = p_policy AND j.lease_token IS NULL AND j.attempts < j.max_attempts
+     ORDER BY j.policy, j.partition_key, j.priority, j.run_at, j.id
+     LIMIT p_limit)
+    UNION ALL
+    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+     WHERE j.policy = p_policy AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+     ORDER BY j.policy, j.partition_key, j.run_at
+     LIMIT p_limit)
     LIMIT p_limit) w
 $fn$;
 
@@ -139,9 +153,14 @@ AS $fn$
     LIMIT p_limit OFFSET p_offset
   ), s AS (
     SELECT page.*,
+           -- A due job: waiting (the admit index), or its lease ran out (jobs_admitted).
            EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
                    WHERE j.policy = page.policy AND j.partition_key = page.partition_key
-                     AND j.run_at <= now() AND j.attempts < j.max_attempts) AS due,
+                     AND j.lease_token IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts)
+           OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+                      WHERE j.policy = page.policy AND j.partition_key = page.partition_key
+                        AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.attempts < j.max_attempts)
+             AS due,
            -- The earliest scheduled job (read only for a partition with none due), among the
            -- first p_count_limit of the partition.
            (SELECT min(w.run_at) FROM (

@@ -2,7 +2,7 @@
 -- their lease ran out), and policy jobs due in partitions that are not paused, slowed down, out of
 -- tokens, at their cap or in a policy at its global cap (a cap frees up as the jobs running
 -- settle, and the drain running them claims again then). Each walk is ordered as its index is
--- (ready or admit), so that it is walked on it: unordered, a limited scan of the whole table can
+-- (ready, admit, or for leases that ran out leased or admitted), so that it is walked on it: unordered, a limited scan of the whole table can
 -- look cheaper, and reads every job when a partition has fewer than p_cap.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
 RETURNS integer LANGUAGE sql STABLE
@@ -29,11 +29,19 @@ AS $fn$
     UNION ALL
     (SELECT 1 FROM :SLUICE_SCHEMA.partitions p
      CROSS JOIN LATERAL (
-       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
-         AND j.attempts < j.max_attempts
-       ORDER BY j.priority, j.run_at, j.id
-       LIMIT p_cap) x
+       (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
+          AND j.run_at <= now() AND j.attempts < j.max_attempts
+        ORDER BY j.priority, j.run_at, j.id
+        LIMIT p_cap)
+       UNION ALL
+       -- Whose lease ran out (the admit index holds no leased job): on jobs_admitted's range of
+       -- ended leases.
+       (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
+          AND j.run_at <= now() AND j.attempts < j.max_attempts
+        ORDER BY j.policy, j.partition_key, j.run_at
+        LIMIT p_cap)) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
        AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL

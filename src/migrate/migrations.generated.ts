@@ -257,5 +257,13 @@ export const migrations: readonly Migration[] = [
       "DROP INDEX :SLUICE_SCHEMA.jobs_leased",
       "CREATE INDEX jobs_leased ON :SLUICE_SCHEMA.jobs (queue, run_at) WHERE lease_token IS NOT NULL"
     ]
+  },
+  {
+    "version": 26,
+    "name": "0026_admit_unleased",
+    "statements": [
+      "-- A leased job is not waiting, under an admission policy as without one (migration 0025):\n-- jobs_admit keeps only the policy jobs that wait (no lease). A claim wrote a new entry there for\n-- every job it admitted, and each partition's walk and due check passed the partition's jobs in\n-- flight. Admitted jobs whose lease ran out, which a claim takes again, are found on\n-- jobs_admitted (policy, partition, lease's end), which the running counts already read: the\n-- range of ended leases, empty but for them. Rebuilt under the migration's lock.\nDROP INDEX :SLUICE_SCHEMA.jobs_admit",
+      "CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs (policy, partition_key, priority, run_at, id)\n  WHERE policy IS NOT NULL AND lease_token IS NULL"
+    ]
   }
 ]

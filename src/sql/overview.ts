@@ -91,7 +91,7 @@ export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 6_000, exactRows: 2
  *
  * A table of at most `exactPages` is counted. On a larger one, each queue's states are counted
  * exactly from indexes while they are small: the due and not-yet-due jobs of each (queue,
- * priority) range of jobs_ready (and of each admission policy on jobs_admit), and the retrying
+ * priority) range of jobs_ready (and of each admission policy on jobs_admit and jobs_admitted), and the retrying
  * ones on jobs_retrying, each scan stopping after `exactRows` rows; leased plain jobs (which
  * jobs_ready does not hold) and running jobs (both on jobs_leased), and lapsed last attempts
  * (jobs_last_attempt), are few and counted. Scheduled is the not-yet-due jobs less the running
@@ -186,14 +186,17 @@ export function overview(
        AND j.queue = c.queue AND j.priority = c.priority AND j.run_at > now() LIMIT c.cap + 1) y)::float8 AS later) x
   UNION ALL
   -- Leased plain jobs, which jobs_ready does not hold: due once their lease ran out, later while
-  -- it runs (as a policy's are counted on jobs_admit).
+  -- it runs (as a policy's leased jobs are counted on jobs_admitted).
   SELECT l.queue, l.due, l.later, true, true FROM leased l WHERE (SELECT large FROM sampling)
   UNION ALL
+  -- A policy's jobs: waiting ones on jobs_admit, leased ones on jobs_admitted, each capped.
   SELECT a.queue, x.due, x.later, x.due + x.later <= $5, x.due + x.later <= $5
   FROM ${t}.policies a, LATERAL (
     SELECT count(*) FILTER (WHERE y.run_at <= now())::float8 AS due,
            count(*) FILTER (WHERE y.run_at > now())::float8 AS later
-    FROM (SELECT j.run_at FROM ${t}.jobs j WHERE j.policy = a.name LIMIT $5 + 1) y) x
+    FROM ((SELECT j.run_at FROM ${t}.jobs j WHERE j.policy = a.name AND j.lease_token IS NULL LIMIT $5 + 1)
+          UNION ALL
+          (SELECT j.run_at FROM ${t}.jobs j WHERE j.policy = a.name AND j.lease_token IS NOT NULL LIMIT $5 + 1)) y) x
   WHERE (SELECT large FROM sampling)
 ), exact AS (
   -- Per queue: the sums, each a lower bound of its state, exact when no range passed its cap;

@@ -110,6 +110,45 @@ describe('claim: order and visibility', () => {
   })
 })
 
+describe('claim: jobs under an admission policy', () => {
+  const job = { queue: 'default', name: 'send', policy: 'send', partitionKey: 'acme' }
+
+  it('writes no entry of the admit index for a job it leases', async () => {
+    // As on the ready index: a leased job is not waiting, so its new version stays out of the
+    // index the admission walk reads.
+    await s.rows.partition({ policy: 'send', partitionKey: 'acme', queue: 'default', rate: null })
+    await s.sql(
+      `INSERT INTO $t.jobs (queue, name, payload, policy, partition_key)
+       SELECT 'default', 'send', '{}', 'send', 'acme' FROM generate_series(1, 2000)`,
+    )
+    const size = async () =>
+      (await s.sql<{ n: string }>(`SELECT pg_relation_size('$t.jobs_admit'::regclass)::text AS n`))[0]!.n
+    const before = await size()
+    expect((await claimed({ limit: 2000 })).length).toBe(2000)
+    expect(await size()).toBe(before)
+  })
+
+  it('takes admitted jobs whose lease ran out in claim order among the waiting ones', async () => {
+    await s.rows.partition({ policy: 'send', partitionKey: 'acme', queue: 'default', rate: null })
+    const at = (ms: number) => new Date(Date.now() + ms)
+    const first = await s.rows.ready({ ...job, priority: 0, dueAt: at(-10_000) })
+    const lost = await s.rows.leased('inv-dead', { ...job, priority: 0, expiresInMs: -5_000 })
+    const next = await s.rows.ready({ ...job, priority: 0, dueAt: at(-1_000) })
+    const lostLower = await s.rows.leased('inv-dead', { ...job, priority: 9, expiresInMs: -120_000 })
+    await s.rows.leased('inv-live', { ...job, priority: 0, expiresInMs: 30_000 })
+    expect(ids(await claimed({ limit: 2 }))).toEqual([first.id, lost.id])
+    expect(ids(await claimed({ limit: 10, invocationId: 'inv-b' }))).toEqual([next.id, lostLower.id])
+  })
+
+  it('admits from a partition whose only due job is one whose lease ran out', async () => {
+    await s.rows.partition({ policy: 'send', partitionKey: 'acme', queue: 'default', rate: null })
+    await s.rows.leased('inv-live', { ...job, expiresInMs: 30_000 })
+    await s.rows.scheduled(job)
+    const lost = await s.rows.leased('inv-dead', { ...job, expiresInMs: -1_000 })
+    expect(ids(await claimed())).toEqual([lost.id])
+  })
+})
+
 describe('claim: the lease', () => {
   it('gives a fresh token, counts the attempt and hides the job for the lease', async () => {
     const job = await s.rows.failed(1, { dueInMs: -5_000, maxAttempts: 4 })

@@ -53,12 +53,23 @@ BEGIN
       FROM :SLUICE_SCHEMA.partitions p
       -- The due job is looked up per partition, the first in the admit index's order (a lateral
       -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
-      -- job of the table, out-of-token partitions' backlogs included, on every claim.
+      -- job of the table, out-of-token partitions' backlogs included, on every claim. A waiting
+      -- one on the admit index; else one whose lease ran out, on jobs_admitted's range of ended
+      -- leases (the admit index holds no leased job).
       CROSS JOIN LATERAL (
-        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.run_at <= now()
-          AND j.attempts < j.max_attempts
-        ORDER BY j.priority, j.run_at, j.id
+        SELECT 1 FROM (
+          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
+             AND j.run_at <= now() AND j.attempts < j.max_attempts
+           ORDER BY j.priority, j.run_at, j.id
+           LIMIT 1)
+          UNION ALL
+          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
+             AND j.run_at <= now() AND j.attempts < j.max_attempts
+           ORDER BY j.policy, j.partition_key, j.run_at
+           LIMIT 1)
+        ) d
         LIMIT 1
       ) due
       WHERE p.queue = q.name
@@ -140,20 +151,36 @@ BEGIN
                     - 1) / a.quantum + 1 END,
          a.global_room,
          a.capped OR (a.take < a.room AND count(*) OVER (PARTITION BY a.policy, a.partition_key) >= a.take)
+  -- Stage 4b with stage 3 in it (migrations/fragments/admit_walk.sql), up to the partition's take.
   FROM admitting a
-  CROSS JOIN LATERAL (
+  CROSS JOIN LATERAL (SELECT w.id, w.priority, w.run_at, w.exclusive_key, w.name
+FROM (
+  SELECT * FROM (
     SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
     FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = a.policy AND j.partition_key = a.partition_key
-      -- Stage 3, the per-row condition, the plain walk's (migrations/fragments/claim_candidate.sql).
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.lease_token IS NULL
       AND (j.run_at <= now() AND j.attempts < j.max_attempts
 AND (j.exclusive_key IS NULL OR NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
       WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
     ORDER BY j.priority, j.run_at, j.id
     LIMIT a.take
-    FOR UPDATE SKIP LOCKED
-  ) x
+    FOR UPDATE SKIP LOCKED) waiting
+  UNION ALL
+  SELECT * FROM (
+    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+    FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.lease_token IS NOT NULL
+      AND (j.run_at <= now() AND j.attempts < j.max_attempts
+AND (j.exclusive_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
+      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
+    ORDER BY j.priority, j.run_at, j.id
+    LIMIT a.take
+    FOR UPDATE SKIP LOCKED) lapsed
+) w
+ORDER BY w.priority, w.run_at, w.id
+LIMIT a.take) x
   WHERE a.take > 0;
 END
 $function$;

@@ -30,7 +30,7 @@ CREATE TABLE jobs (
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
 ) WITH (autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, fillfactor=35);
-CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, priority, run_at, id) WHERE (policy IS NOT NULL);
+CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, priority, run_at, id) WHERE ((policy IS NOT NULL) AND (lease_token IS NULL));
 CREATE INDEX jobs_admitted ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, run_at) WHERE ((policy IS NOT NULL) AND (lease_token IS NOT NULL));
 CREATE INDEX jobs_concurrency_key ON :SLUICE_SCHEMA.jobs USING btree (concurrency_key) WHERE (concurrency_key IS NOT NULL);
 CREATE INDEX jobs_last_attempt ON :SLUICE_SCHEMA.jobs USING btree (run_at) WHERE ((lease_token IS NOT NULL) AND (attempts >= max_attempts));
