@@ -112,3 +112,26 @@ test('the sampled path agrees when it samples every block, and says it estimates
   // holds every block (probability 1, so no variance: margin 0).
   expectFigures(await withLimits({ exactPages: 0, exactRows: 0, samplePages: 200 }), true)
 })
+
+test('jobs whose lease ran out are ready, plain or admitted, on the exact and the large paths', async () => {
+  // Leased jobs are in neither claim index (jobs_ready, jobs_admit): the large path reads them
+  // on jobs_leased and jobs_admitted.
+  await rows.leased('inv-gone', { queue: 'lapsed', name: 'ok', expiresInMs: -60_000 })
+  await rows.leased('inv-1', { queue: 'lapsed', name: 'ok' })
+  await rows.job({ queue: 'lapsed', name: 'ok' })
+  await rows.partition({ policy: 'gov', partitionKey: 'k', queue: 'governed' })
+  const admitted = { queue: 'governed', name: 'gov', policy: 'gov', partitionKey: 'k' }
+  await rows.leased('inv-gone', { ...admitted, expiresInMs: -60_000 })
+  await rows.leased('inv-1', admitted)
+  await rows.job(admitted)
+  const exact = await withLimits({ exactPages: 1_000_000, exactRows: 2_000, samplePages: 200 })
+  const large = await withLimits({ exactPages: 0, exactRows: 2_000, samplePages: 200 })
+  for (const o of [exact, large]) {
+    const byQueue = Object.fromEntries(o.queues.map((q) => [q.queue, q]))
+    for (const queue of ['lapsed', 'governed'])
+      expect(byQueue[queue], queue).toMatchObject({ ready: 2, running: 1, scheduled: 0, retrying: 0 })
+    expect(byQueue.lapsed!.oldestReadyAgeSeconds).toBeGreaterThanOrEqual(59)
+    expect(byQueue.governed!.oldestReadyAgeSeconds).toBeGreaterThanOrEqual(59)
+  }
+  expect(large.queues.find((q) => q.queue === 'lapsed')!.estimated).toBe(false)
+})
