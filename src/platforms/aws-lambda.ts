@@ -14,6 +14,7 @@ import { leanHono } from '../http/router.js'
 import type { MaintenanceReport } from '../maintain/maintain.js'
 import type { Sluice } from '../sluice.js'
 import { markWakeupSent, wakeupMark } from '../wake/pending.js'
+import { WAKE_ID_HEADER } from '../wake/send.js'
 import {
   checkHttpEvent,
   drainNotHttp,
@@ -47,15 +48,37 @@ export const DEFAULT_WAKE_WAIT_MS = 1_000
 
 let watching = false
 
-/** Node's fetch (undici) reports each request body it has written: that is when a wake-up has left. */
+/**
+ * Node's fetch (undici) reports each request body it has written: that is when a wake-up has
+ * left. The request is told by the wake-up id it carries, never by its URL: every wake-up goes
+ * to the same drain URL, and one that left (and was answered) must not stand for another.
+ */
 function watchSentRequests(): void {
   if (watching) return
   watching = true
   subscribe('undici:request:bodySent', (message) => {
-    const request = (message as { request?: { origin?: unknown; path?: unknown } }).request
-    if (typeof request?.origin === 'string' && typeof request.path === 'string')
-      markWakeupSent(`${request.origin}${request.path}`)
+    const id = headerValue((message as { request?: { headers?: unknown } }).request?.headers, WAKE_ID_HEADER)
+    if (id !== undefined) markWakeupSent(id)
   })
+}
+
+/**
+ * A header of an undici request as its diagnostics channels show it, by release: `[name, value, …]`
+ * (undici 7, Node 24's fetch) or the raw `name: value\r\n` lines (Node 20's fetch).
+ */
+function headerValue(headers: unknown, name: string): string | undefined {
+  const wanted = name.toLowerCase()
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2)
+      if (String(headers[i]).toLowerCase() === wanted) return String(headers[i + 1])
+  } else if (typeof headers === 'string') {
+    for (const line of headers.split('\r\n')) {
+      const colon = line.indexOf(':')
+      if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === wanted)
+        return line.slice(colon + 1).trim()
+    }
+  }
+  return undefined
 }
 
 /** The handler, returning only once the wake-ups it started are on the wire (or `wakeWaitMs` passed). */

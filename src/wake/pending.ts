@@ -10,54 +10,49 @@
 interface Pending {
   /** Its place in the order wake-ups were started (see wakeupMark). */
   seq: number
-  url: string
   promise: Promise<unknown>
   /** The request's body has been written to the connection (Node: undici's bodySent). */
   sent: boolean
 }
 
-const pending = new Set<Pending>()
+/** By wake-up id: the id its request carries (./send.ts, WAKE_ID_HEADER). */
+const pending = new Map<string, Pending>()
 let started = 0
 const listeners = new Set<() => void>()
 const notify = () => {
   for (const listener of listeners) listener()
 }
 
-/** Records a wake-up until it settles. Returns the promise. */
-export function trackWakeup<T>(url: string, promise: Promise<T>): Promise<T> {
+/**
+ * Records the wake-up whose request carries `id` until it settles. Call it before the request
+ * can leave (in the same tick as the fetch starts). Returns the promise.
+ */
+export function trackWakeup<T>(id: string, promise: Promise<T>): Promise<T> {
   started += 1
-  const entry: Pending = { seq: started, url, promise, sent: false }
-  pending.add(entry)
+  pending.set(id, { seq: started, promise, sent: false })
   promise.then(
-    () => settle(entry),
-    () => settle(entry),
+    () => settle(id),
+    () => settle(id),
   )
   return promise
 }
 
-function settle(entry: Pending): void {
-  pending.delete(entry)
+function settle(id: string): void {
+  pending.delete(id)
   notify()
 }
 
-/** Marks the oldest unsent wake-up to `url` as sent (its request is on the wire). */
-export function markWakeupSent(url: string): void {
-  for (const entry of pending) {
-    if (!entry.sent && sameEndpoint(entry.url, url)) {
-      entry.sent = true
-      notify()
-      return
-    }
-  }
-}
-
-function sameEndpoint(a: string, b: string): boolean {
-  try {
-    const [x, y] = [new URL(a), new URL(b)]
-    return x.origin === y.origin && x.pathname === y.pathname
-  } catch {
-    return false
-  }
+/**
+ * Marks the wake-up whose request carried `id` as sent (its request is on the wire). Only that
+ * request's own report counts: another request to the same drain URL, another wake-up's among
+ * them, says nothing of this one. An id tracked by no one (another copy of this module, or no
+ * wake-up at all) marks nothing.
+ */
+export function markWakeupSent(id: string): void {
+  const entry = pending.get(id)
+  if (!entry || entry.sent) return
+  entry.sent = true
+  notify()
 }
 
 /**
@@ -69,7 +64,7 @@ export function wakeupMark(): number {
   return started
 }
 
-const after = (since: number) => [...pending].filter((entry) => entry.seq > since)
+const after = (since: number) => [...pending.values()].filter((entry) => entry.seq > since)
 
 /** How many wake-ups are in flight (started after `since`, a wakeupMark). */
 export function pendingWakeups(since = 0): number {
@@ -78,7 +73,7 @@ export function pendingWakeups(since = 0): number {
 
 /** Hands every wake-up in flight to the platform's `waitUntil`. Returns how many. */
 export function handOffWakeups(waitUntil: (promise: Promise<unknown>) => void): number {
-  const list = [...pending].map((entry) => entry.promise)
+  const list = [...pending.values()].map((entry) => entry.promise)
   if (list.length > 0) waitUntil(Promise.allSettled(list))
   return list.length
 }
