@@ -90,7 +90,7 @@ BEGIN
           UNION ALL
           (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
            WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-             AND j.run_at <= now() AND j.attempts < j.max_attempts
+             AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
            ORDER BY j.policy, j.partition_key, j.run_at
            LIMIT 1)
         ) d

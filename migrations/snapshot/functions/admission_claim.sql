@@ -66,7 +66,7 @@ BEGIN
           UNION ALL
           (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
            WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-             AND j.run_at <= now() AND j.attempts < j.max_attempts
+             AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
            ORDER BY j.policy, j.partition_key, j.run_at
            LIMIT 1)
         ) d
@@ -171,6 +171,9 @@ AND (j.exclusive_key IS NULL OR NOT EXISTS (
     SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
     FROM :SLUICE_SCHEMA.jobs j
     WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.lease_token IS NOT NULL
+      -- The queue too: either index this arm may be read on (jobs_admitted, jobs_leased) then
+      -- bounds it to the ended leases, never every leased job.
+      AND j.queue = a.queue
       AND (j.run_at <= now() AND j.attempts < j.max_attempts
 AND (j.exclusive_key IS NULL OR NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u

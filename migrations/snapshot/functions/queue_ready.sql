@@ -38,7 +38,7 @@ AS $function$
        -- ended leases.
        (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
         WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-          AND j.run_at <= now() AND j.attempts < j.max_attempts
+          AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
         ORDER BY j.policy, j.partition_key, j.run_at
         LIMIT p_cap)) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
