@@ -155,12 +155,12 @@ $fn$;
 
 -- Stages 2b and 4b of the claim: the partitions it admits from (admission_room) and, from each,
 -- the due jobs it may take, read and locked on the partition's admit index (and, for leases that
--- ran out, on jobs_admitted): a share of the claim
--- (at least a quantum), not each partition's whole room. With fair interleave the partitions take
--- turns: each one's first `quantum` jobs (turn 1) come before any partition's next `quantum`
--- (turn 2), and so on; within a turn, by age. Without it, all by age. `more` is set on the rows of
--- a partition that admitted up to a cap on running jobs (it frees as they settle) or gave its whole
--- share (it may have more to give now): the claim then reports `more`.
+-- ran out, on jobs_admitted): a share of the claim (at least a quantum), not each partition's
+-- whole room. With fair interleave the partitions take turns: each one's first `quantum` jobs
+-- (turn 1) come before any partition's next `quantum` (turn 2), and so on; within a turn, by age.
+-- Without it, all by age. `more` is set on the rows of a partition that admitted up to a cap on
+-- running jobs (it frees as they settle) or gave its whole share (it may have more to give now):
+-- the claim then reports `more`.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.admission_walk(text[], integer);
 
 CREATE FUNCTION :SLUICE_SCHEMA.admission_walk(p_open text[], p_limit integer)

@@ -2,8 +2,9 @@
 -- their lease ran out), and policy jobs due in partitions that are not paused, slowed down, out of
 -- tokens, at their cap or in a policy at its global cap (a cap frees up as the jobs running
 -- settle, and the drain running them claims again then). Each walk is ordered as its index is
--- (ready, admit, or for leases that ran out leased or admitted), so that it is walked on it: unordered, a limited scan of the whole table can
--- look cheaper, and reads every job when a partition has fewer than p_cap.
+-- (ready or admit; leased or admitted for leases that ran out), so that it is walked on it:
+-- unordered, a limited scan of the whole table can look cheaper, and reads every job when a
+-- partition has fewer than p_cap.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
