@@ -9,14 +9,15 @@ import { failureEntry, rowFactory } from '../helpers/rows.js'
 
 // A database at an earlier migration (17, the schema before the attempts timeline's columns;
 // 23, the last before jobs_ready left out leased jobs and jobs_leased was ordered by the lease's
-// end), its rows seeded as the code of that version wrote them, with jobs in every state a deploy
-// can find them in: ready, retrying with errors written by the earlier
-// settle, leased by a drain that died, leased by drains still running (a plain job, the holder of
-// a concurrency slot with a job blocked behind it, an admitted job of a partition with another
-// waiting). It upgrades to the current migrations and functions; the running drains settle
-// after the upgrade; drains then take the rest. Every job completes exactly once.
+// end; 25, the last before jobs_admit left them out too), its rows seeded as the code of that
+// version wrote them, with jobs in every state a deploy can find them in: ready, retrying with
+// errors written by the earlier settle, leased by a drain that died, leased by drains still
+// running (a plain job, the holder of a concurrency slot with a job blocked behind it, an
+// admitted job of a partition with another waiting, and one whose drain died). It upgrades to the
+// current migrations and functions; the running drains settle after the upgrade; drains then take
+// the rest. Every job completes exactly once.
 
-describe.each([17, 23])('at migration %i', (BEFORE) => {
+describe.each([17, 23, 25])('at migration %i', (BEFORE) => {
   const admin = pgPool(2)
   const pool = pgPool(4)
   const schema = uniqueSchema('flight')
@@ -93,6 +94,7 @@ describe.each([17, 23])('at migration %i', (BEFORE) => {
       })
     live.push(await admitted('admitted-running', { invocationId: 'drn_old', expiresInMs: 120_000 }))
     await admitted('admitted-waiting')
+    await admitted('admitted-dead-drain', { invocationId: 'drn_died', expiresInMs: -60_000 })
     const tags = [
       'ready-1',
       'ready-2',
@@ -103,6 +105,7 @@ describe.each([17, 23])('at migration %i', (BEFORE) => {
       'blocked',
       'admitted-running',
       'admitted-waiting',
+      'admitted-dead-drain',
     ]
 
     const result = await sluice.migrate()
