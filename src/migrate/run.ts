@@ -27,11 +27,14 @@ export function render(statement: string, schema: string): string {
 }
 
 /**
- * Applies pending migrations, then the function files whose content changed. Each migration runs
- * as one atomic batch that first takes a transaction-scoped lock, then records its version (a
- * primary key): a concurrent migrator waits on the lock and then finds the version taken, so two
- * processes migrating at once apply each migration exactly once. Function files go the same way
- * (see applyFunctions).
+ * Applies pending migrations and the function files whose content changed, in one atomic batch
+ * that first takes a transaction-scoped lock, then records each migration's version and each
+ * file's hash (primary keys): a concurrent migrator waits on the lock and then finds them taken,
+ * rolls back, reads what is applied again and finds nothing left to do, so two processes
+ * migrating at once apply each change exactly once. Migrations and function files commit
+ * together: a function file written for a new index never runs against the schema without it,
+ * nor an old file against the new schema (a claim in between would find its index gone), and a
+ * failure in either applies neither.
  *
  * Migrations keep tables and indexes; function bodies live in migrations/functions. A caller that passes
  * its own `migrations` (an older release's, in tests) gets no function files unless it passes them.
@@ -66,53 +69,27 @@ export async function migrate(
       values: [],
     },
   ])
-  const done = new Set(await appliedVersions(db, schema))
-  const applied: number[] = []
-  for (const migration of migrations) {
-    if (done.has(migration.version)) continue
-    try {
-      await db.batch([
-        lockKey(schema),
-        {
-          text: `INSERT INTO ${q}.migrations (version, name) VALUES ($1, $2)`,
-          values: [migration.version, migration.name],
-        },
-        ...migration.statements.map((text) => ({ text: render(text, schema), values: [] })),
-      ])
-      applied.push(migration.version)
-    } catch (error) {
-      // Another process applied it while we waited for the lock; anything else is a real failure.
-      if (sqlStateOf(error) !== SQLSTATE.UNIQUE_VIOLATION) throw error
-      if (!(await appliedVersions(db, schema)).includes(migration.version)) throw error
-      done.add(migration.version)
-    }
-  }
-  const fns = await applyFunctions(db, schema, functions)
-  return { applied, version: Math.max(0, ...done, ...applied), functions: fns }
-}
-
-/**
- * Applies the function files whose recorded hash differs from their content, all in one atomic
- * batch under the migration lock. For each file the batch deletes the file's old hash and inserts
- * the new one (a primary key on the name): a concurrent migrator that applied the same content
- * first makes the insert fail, the batch rolls back, and this one reads the hashes again and finds
- * nothing left to do. The files use CREATE OR REPLACE, or DROP and CREATE where a signature or
- * result type changes, so applying one again is harmless.
- */
-async function applyFunctions(
-  db: Db,
-  schema: string,
-  functions: readonly FunctionSource[],
-): Promise<string[]> {
-  const q = quoteSchema(schema)
-  for (let attempt = 0; ; attempt++) {
+  let tried = ''
+  for (;;) {
+    const done = new Set(await appliedVersions(db, schema))
     const current = await functionHashes(db, schema)
+    const pending = migrations.filter((m) => !done.has(m.version))
     const changed = functions.filter((f) => current.get(f.name) !== f.hash)
-    if (changed.length === 0) return []
+    const version = Math.max(0, ...done, ...pending.map((m) => m.version))
+    if (pending.length === 0 && changed.length === 0) return { applied: [], version, functions: [] }
     try {
       await db.batch([
         lockKey(schema),
+        ...pending.flatMap((migration) => [
+          {
+            text: `INSERT INTO ${q}.migrations (version, name) VALUES ($1, $2)`,
+            values: [migration.version, migration.name],
+          },
+          ...migration.statements.map((text) => ({ text: render(text, schema), values: [] })),
+        ]),
         ...changed.flatMap((f) => [
+          // The file's old hash goes and the new one is inserted: a migrator that applied the
+          // same content first makes the insert fail.
           {
             text: `DELETE FROM ${q}.function_sources WHERE name = $1 AND hash <> $2`,
             values: [f.name, f.hash],
@@ -124,10 +101,13 @@ async function applyFunctions(
           ...f.statements.map((text) => ({ text: render(text, schema), values: [] })),
         ]),
       ])
-      return changed.map((f) => f.name)
+      return { applied: pending.map((m) => m.version), version, functions: changed.map((f) => f.name) }
     } catch (error) {
-      // Another process applied some of them while we waited for the lock: look again.
-      if (sqlStateOf(error) !== SQLSTATE.UNIQUE_VIOLATION || attempt >= functions.length) throw error
+      // Another process applied some of it while we waited for the lock: look again. The same
+      // work failing twice is a real failure (a migration's own unique index, say).
+      const attempt = JSON.stringify([pending.map((m) => m.version), changed.map((f) => f.name)])
+      if (sqlStateOf(error) !== SQLSTATE.UNIQUE_VIOLATION || attempt === tried) throw error
+      tried = attempt
     }
   }
 }

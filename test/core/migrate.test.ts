@@ -4,7 +4,7 @@ import { render, renderFunctions } from '../../scripts/gen-migrations.js'
 import { createSluice, fromPg } from '../../src/index.js'
 import { functions } from '../../src/migrate/functions.generated.js'
 import { migrations } from '../../src/migrate/migrations.generated.js'
-import { migrate } from '../../src/migrate/run.js'
+import { appliedVersions, migrate } from '../../src/migrate/run.js'
 import { splitStatements } from '../../src/migrate/split.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 
@@ -85,6 +85,52 @@ test('a changed function file is applied once by six processes at once; an uncha
     expect(runs.map((r) => r.n)).toEqual([1, 2])
   } finally {
     await Promise.all(pools.map((pool) => pool.end()))
+  }
+})
+
+test('pending migrations commit with the changed function files, or not at all', async () => {
+  // A function file that matches an index only a new migration creates must never run against
+  // the schema without it, nor the old file against the new schema: a claim in between would
+  // find its index gone. Both commit in one transaction; a failure in either applies neither.
+  const schema = uniqueSchema('atomic')
+  schemas.push(schema)
+  const pool = pgPool(1)
+  const db = fromPg(pool)
+  try {
+    await migrate(db, schema)
+    const next = migrations.at(-1)!.version + 1
+    const migration = {
+      version: next,
+      name: 'zz_table',
+      statements: ['CREATE TABLE :SLUICE_SCHEMA.zz_table (n integer)'],
+    }
+    const file = (body: string) => ({
+      name: 'zz_reader',
+      hash: body,
+      statements: [
+        `CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.zz_reader() RETURNS bigint LANGUAGE sql AS $fn$ ${body} $fn$`,
+      ],
+    })
+    const exists = async () =>
+      (await admin.query(`SELECT to_regclass('"${schema}".zz_table') IS NOT NULL AS t`)).rows[0].t
+    await expect(
+      migrate(
+        db,
+        schema,
+        [...migrations, migration],
+        [...functions, file('SELECT count(*) FROM no_such_table')],
+      ),
+    ).rejects.toThrow(/no_such_table/)
+    expect(await exists()).toBe(false)
+    expect(await appliedVersions(db, schema)).not.toContain(next)
+
+    const fixed = file(`SELECT count(*) FROM "${schema}".zz_table`)
+    const result = await migrate(db, schema, [...migrations, migration], [...functions, fixed])
+    expect(result).toMatchObject({ applied: [next], version: next, functions: ['zz_reader'] })
+    expect(await exists()).toBe(true)
+    expect((await admin.query(`SELECT "${schema}".zz_reader() AS n`)).rows).toEqual([{ n: '0' }])
+  } finally {
+    await pool.end()
   }
 })
 
