@@ -134,6 +134,36 @@ test('pending migrations commit with the changed function files, or not at all',
   }
 })
 
+test("a migration's own unique violation fails the migrate, once retried, and applies nothing", async () => {
+  // A unique violation usually means another migrator got there first (it recorded a version or
+  // a hash): migrate() then reads what is applied and goes on. The same work failing again is
+  // the migration's own error.
+  const schema = uniqueSchema('dup')
+  schemas.push(schema)
+  const pool = pgPool(1)
+  const db = fromPg(pool)
+  try {
+    await migrate(db, schema)
+    const next = migrations.at(-1)!.version + 1
+    const duplicate = {
+      version: next,
+      name: 'zz_duplicate',
+      statements: [
+        'CREATE TABLE :SLUICE_SCHEMA.zz_once (n integer PRIMARY KEY)',
+        'INSERT INTO :SLUICE_SCHEMA.zz_once VALUES (1), (1)',
+      ],
+    }
+    await expect(migrate(db, schema, [...migrations, duplicate], functions)).rejects.toThrow(
+      /duplicate key value violates unique constraint "zz_once_pkey"/,
+    )
+    expect(await appliedVersions(db, schema)).not.toContain(next)
+    const { rows } = await admin.query(`SELECT to_regclass('"${schema}".zz_once') IS NULL AS gone`)
+    expect(rows).toEqual([{ gone: true }])
+  } finally {
+    await pool.end()
+  }
+})
+
 test('the statement splitter respects quotes, dollar quotes and comments', () => {
   const sql = `-- a comment; with a semicolon
 CREATE TABLE a (x text DEFAULT 'it''s; fine');
