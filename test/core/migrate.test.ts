@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { afterAll, expect, test } from 'vitest'
 import { render, renderFunctions } from '../../scripts/gen-migrations.js'
-import { createSluice, fromPg } from '../../src/index.js'
+import { createSluice, type Db, fromPg } from '../../src/index.js'
 import { functions } from '../../src/migrate/functions.generated.js'
 import { migrations } from '../../src/migrate/migrations.generated.js'
 import { appliedVersions, migrate } from '../../src/migrate/run.js'
@@ -88,17 +88,28 @@ test('a changed function file is applied once by six processes at once; an uncha
   }
 })
 
-test('pending migrations commit with the changed function files, or not at all', async () => {
-  // A function file that matches an index only a new migration creates must never run against
-  // the schema without it, nor the old file against the new schema: a claim in between would
-  // find its index gone. Both commit in one transaction; a failure in either applies neither.
-  const schema = uniqueSchema('atomic')
+/**
+ * A schema migrated to today's version on a connection of its own, for `use`, which gets the
+ * version a new migration would take. The schema is dropped with the others after the file.
+ */
+async function afterToday(prefix: string, use: (db: Db, schema: string, next: number) => Promise<void>) {
+  const schema = uniqueSchema(prefix)
   schemas.push(schema)
   const pool = pgPool(1)
   const db = fromPg(pool)
   try {
     await migrate(db, schema)
-    const next = migrations.at(-1)!.version + 1
+    await use(db, schema, migrations.at(-1)!.version + 1)
+  } finally {
+    await pool.end()
+  }
+}
+
+test('pending migrations commit with the changed function files, or not at all', async () => {
+  // A function file that matches an index only a new migration creates must never run against
+  // the schema without it, nor the old file against the new schema: a claim in between would
+  // find its index gone. Both commit in one transaction; a failure in either applies neither.
+  await afterToday('atomic', async (db, schema, next) => {
     const migration = {
       version: next,
       name: 'zz_table',
@@ -129,22 +140,14 @@ test('pending migrations commit with the changed function files, or not at all',
     expect(result).toMatchObject({ applied: [next], version: next, functions: ['zz_reader'] })
     expect(await exists()).toBe(true)
     expect((await admin.query(`SELECT "${schema}".zz_reader() AS n`)).rows).toEqual([{ n: '0' }])
-  } finally {
-    await pool.end()
-  }
+  })
 })
 
 test("a migration's own unique violation fails the migrate, once retried, and applies nothing", async () => {
   // A unique violation usually means another migrator got there first (it recorded a version or
   // a hash): migrate() then reads what is applied and goes on. The same work failing again is
   // the migration's own error.
-  const schema = uniqueSchema('dup')
-  schemas.push(schema)
-  const pool = pgPool(1)
-  const db = fromPg(pool)
-  try {
-    await migrate(db, schema)
-    const next = migrations.at(-1)!.version + 1
+  await afterToday('dup', async (db, schema, next) => {
     const duplicate = {
       version: next,
       name: 'zz_duplicate',
@@ -159,9 +162,7 @@ test("a migration's own unique violation fails the migrate, once retried, and ap
     expect(await appliedVersions(db, schema)).not.toContain(next)
     const { rows } = await admin.query(`SELECT to_regclass('"${schema}".zz_once') IS NULL AS gone`)
     expect(rows).toEqual([{ gone: true }])
-  } finally {
-    await pool.end()
-  }
+  })
 })
 
 test('the statement splitter respects quotes, dollar quotes and comments', () => {
