@@ -78,7 +78,7 @@ function ownFile(path: string): string {
  * - in every Node bundle, pg's glue for its native binding: it loads `pg-native`, which a bundled
  *   function never has (pg then behaves as where pg-native is not installed).
  */
-function leaveOut(fn: FunctionBundle) {
+export function leaveOut(fn: FunctionBundle) {
   const schedule = ownFile('../controls/schedule')
   const drainSchedule = ownFile('./drain-schedule')
   return {
