@@ -1,8 +1,9 @@
 import type { Statement } from '../db/types.js'
 
 /**
- * Where a waiting job stands: `retrying` failed and waits for its next attempt; `blocked` waits
- * in the blocked table for a slot of its concurrency key.
+ * Where a waiting job stands: `retrying` failed and waits for its next attempt, not due yet (due,
+ * it is `waiting`, as the overview counts it ready); `blocked` waits in the blocked table for a
+ * slot of its concurrency key.
  */
 export const JOB_STATES = ['waiting', 'scheduled', 'running', 'retrying', 'blocked'] as const
 
@@ -109,11 +110,12 @@ export interface JobFilter {
   limit: number
 }
 
-// Running: leased and the lease not run out. A lease that ran out is claimable again, so the
-// job counts as waiting (or retrying) until a drain takes it.
+// Running: leased and the lease not run out. Retrying: an attempt ran before and the next one is
+// not due yet. Due, it is waiting, as the overview counts it ready: a failed job whose retry is
+// due, and one whose lease ran out (claimable again), until a drain takes it.
 const STATE = `CASE
     WHEN j.lease_token IS NOT NULL AND j.run_at > now() THEN 'running'
-    WHEN j.attempts > 0 THEN 'retrying'
+    WHEN j.run_at > now() AND j.attempts > 0 THEN 'retrying'
     WHEN j.run_at > now() THEN 'scheduled'
     ELSE 'waiting' END`
 

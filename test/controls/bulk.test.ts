@@ -108,7 +108,9 @@ describe('retryJobs and cancelJobs by filter', () => {
     )
     expect(due.map((r) => r.id)).toEqual([failedA.id, failedB.id])
 
-    expect(await t.sluice.cancelJobs({ queue: 'mail', state: 'retrying', limit: 1 })).toEqual([failedA.id])
+    // Due now, they are waiting (a job is retrying while its next attempt is not due yet).
+    expect(await t.sluice.cancelJobs({ queue: 'mail', state: 'retrying' })).toEqual([])
+    expect(await t.sluice.cancelJobs({ queue: 'mail', state: 'waiting', limit: 1 })).toEqual([failedA.id])
     expect(await t.sluice.cancelJobs({ name: 'mail', state: 'scheduled' })).toEqual([fresh.id])
     const left = await t.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = 'mail'`)
     expect(left.map((r) => r.id)).toEqual([failedB.id])

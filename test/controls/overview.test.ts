@@ -135,3 +135,31 @@ test('jobs whose lease ran out are ready, plain or admitted, on the exact and th
   }
   expect(large.queues.find((q) => q.queue === 'lapsed')!.estimated).toBe(false)
 })
+
+test("the jobs list's states name the jobs the overview counts", async () => {
+  // A failed job whose retry is due is ready in the overview: the list calls it waiting, not
+  // retrying; so is a job whose lease ran out (its drain died), due again at once.
+  await rows.job({ queue: 'states', name: 'ok' })
+  await rows.job({ queue: 'states', name: 'ok', attempts: 1, dueInMs: -1_000, lastError: { message: 'x' } })
+  await rows.leased('inv-gone', { queue: 'states', name: 'ok', expiresInMs: -60_000 })
+  await rows.job({
+    queue: 'states',
+    name: 'ok',
+    attempts: 1,
+    dueInMs: 3_600_000,
+    lastError: { message: 'x' },
+  })
+  await rows.job({ queue: 'states', name: 'ok', dueInMs: 3_600_000 })
+  await rows.leased('inv-1', { queue: 'states', name: 'ok' })
+  const o = await t.sluice.inspect.overview()
+  const counted = o.queues.find((q) => q.queue === 'states')!
+  expect(counted).toMatchObject({ ready: 3, scheduled: 1, retrying: 1, running: 1 })
+  const listed = async (state: 'waiting' | 'scheduled' | 'retrying' | 'running') =>
+    (await t.sluice.inspect.jobs({ queue: 'states', state })).length
+  expect({
+    ready: await listed('waiting'),
+    scheduled: await listed('scheduled'),
+    retrying: await listed('retrying'),
+    running: await listed('running'),
+  }).toEqual({ ready: 3, scheduled: 1, retrying: 1, running: 1 })
+})
