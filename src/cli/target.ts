@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { inClass, SQLSTATE, SQLSTATE_CLASS } from '../db/sqlstate.js'
+import { postgresUrlProblem } from '../db/url.js'
 import { ConfigError } from '../errors.js'
 import { importOptional } from '../optional.js'
 import { CliError, EXIT } from './errors.js'
@@ -76,7 +77,16 @@ export async function requireEmbedded(command: string): Promise<void> {
  * unless it is a URL `connect` opens: postgres:// or postgresql://, pglite:memory or pglite:<directory>.
  */
 export function checkDatabaseUrl(url: string, source = 'DATABASE_URL'): string {
-  if (/^postgres(ql)?:\/\//.test(url) || url.startsWith('pglite:')) return url
+  if (url.startsWith('pglite:')) return url
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const problem = postgresUrlProblem(url, source)
+    if (!problem) return url
+    throw new CliError(problem, {
+      code: 'INVALID_CONFIG',
+      exitCode: EXIT.USAGE,
+      hint: `${source} has the form postgres://user:password@host:5432/db.`,
+    })
+  }
   throw new CliError(
     `${source} is not a database URL Sluice can open: "${url.replace(/:[^:@/]*@/, ':***@')}".`,
     {
@@ -172,7 +182,7 @@ export function unreachableHint(database: string | undefined, sqlState?: string)
   try {
     const u = new URL(database)
     at = `${u.hostname || 'localhost'}:${u.port || '5432'}`
-    if (u.username) user = `"${decodeURIComponent(u.username)}"`
+    if (u.username) user = `user "${decodeURIComponent(u.username)}"`
     const db = decodeURIComponent(u.pathname.slice(1))
     if (db || u.username) name = `"${db || decodeURIComponent(u.username)}"`
   } catch {}
@@ -183,7 +193,7 @@ export function unreachableHint(database: string | undefined, sqlState?: string)
     )
   if (inClass(sqlState, SQLSTATE_CLASS.INVALID_AUTHORIZATION))
     return (
-      `The server at ${at} is up, but refused user ${user}: check the user and password in ` +
+      `The server at ${at} is up, but refused ${user}: check the user and password in ` +
       "DATABASE_URL, and that the server's pg_hba.conf lets that user in from here."
     )
   if (sqlState === SQLSTATE.CANNOT_CONNECT_NOW)

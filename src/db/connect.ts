@@ -3,6 +3,7 @@ import { importOptional } from '../optional.js'
 import { fromPg, type PoolLike } from './pg.js'
 import { fromPglite, type PGliteLike } from './pglite.js'
 import type { Db } from './types.js'
+import { postgresUrlProblem } from './url.js'
 
 /** What `connect` needs of pg: its Pool. */
 interface PgModule {
@@ -38,6 +39,8 @@ export interface ConnectOptions {
 export async function connect(url: string, options: ConnectOptions = {}): Promise<Db> {
   const source = options.source ?? 'database'
   if (/^postgres(ql)?:\/\//.test(url)) {
+    const problem = postgresUrlProblem(url, source)
+    if (problem) throw new ConfigError(problem)
     const loaded = await importOptional<PgModule & { default?: PgModule }>('pg', `${source}: "postgres://…"`)
     const pg = loaded.default ?? loaded
     const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 })

@@ -3,6 +3,7 @@
  * at every cold start (a bad SLUICE_SECRET would otherwise fail each one), and a generator
  * for a good secret.
  */
+import { postgresUrlProblem } from '../db/url.js'
 import { secretSchema } from '../http/auth.js'
 
 /** 32 random bytes, base64url: 43 visible ASCII characters. */
@@ -57,10 +58,9 @@ export function deployEnvProblems(
     if (options.require) problems.push('DATABASE_URL is not set.')
   } else if (!/^postgres(ql)?:\/\/[^/]/.test(url)) {
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL.')
-  } else if (!URL.canParse(url)) {
-    problems.push(
-      'DATABASE_URL is not a URL a driver can read (check the port, and percent-encode spaces and other special characters).',
-    )
+  } else {
+    const problem = postgresUrlProblem(url, 'DATABASE_URL')
+    if (problem) problems.push(problem)
   }
   return problems
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { status } from '../../src/cli/commands/status.js'
+import { unreachableHint } from '../../src/cli/target.js'
 import { exampleConfig, fewAtATime, runCli } from '../helpers/cli.js'
 import { databaseUrl, pgPool, uniqueSchema } from '../helpers/db.js'
 
@@ -65,6 +66,36 @@ describe('database errors', () => {
     expect(role.stderr).not.toContain('docker run')
     expect(closed.code).toBe(3)
     expect(closed.stderr).toMatch(/Nothing usable answers at 127\.0\.0\.1:1/)
+  })
+
+  test('a URL pg cannot read (an unescaped # in the password, a port out of range) exits 2 naming DATABASE_URL', async () => {
+    const run = (url: string) => () =>
+      runCli(['--config', exampleConfig, 'status', '--json'], {
+        env: { DATABASE_URL: url, SLUICE_SCHEMA: schema },
+      })
+    const [hash, port] = await fewAtATime([
+      run('postgres://postgres:hunt#er2@127.0.0.1:5432/x'),
+      run('postgres://postgres@127.0.0.1:99999/x'),
+    ])
+    for (const refused of [hash, port]) {
+      expect(refused.code, refused.stderr).toBe(2)
+      expect(refused.json()).toMatchObject({
+        error: {
+          code: 'INVALID_CONFIG',
+          message: expect.stringMatching(/^DATABASE_URL is not a URL .*\(# as %23/),
+        },
+      })
+    }
+    expect(hash.stdout + hash.stderr).not.toContain('hunt')
+  })
+
+  test('unreachableHint names the user when the URL has one, and reads well when it has none', () => {
+    expect(unreachableHint('postgres://ada@db:5432/app', '28000')).toMatch(
+      /^The server at db:5432 is up, but refused user "ada": /,
+    )
+    expect(unreachableHint('postgres://db:5432/app', '28000')).toMatch(
+      /^The server at db:5432 is up, but refused the user in DATABASE_URL: /,
+    )
   })
 
   test('a bad SLUICE_SCHEMA blames the variable, not the config file', async () => {

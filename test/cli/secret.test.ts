@@ -101,7 +101,8 @@ test('a DATABASE_URL that no URL parser reads (a port above 65535, a space in th
   const secret = 'c'.repeat(32)
   for (const url of ['postgres://u:pw@h:99999/db', 'postgres://u@my host/db']) {
     expect(deployEnvProblems({ DATABASE_URL: url, SLUICE_SECRET: secret })).toEqual([
-      'DATABASE_URL is not a URL a driver can read (check the port, and percent-encode spaces and other special characters).',
+      'DATABASE_URL is not a URL the PostgreSQL driver can read: check the port, and percent-encode special ' +
+        'characters in the user name and password (# as %23, @ as %40, / as %2F, ? as %3F, a space as %20).',
     ])
   }
   // An unescaped "@" in the password reads as the drivers read it: the last "@" ends the user info.

@@ -140,6 +140,20 @@ describe('names and configuration', () => {
     await expect(sluice.drain()).rejects.toThrow(ConfigError)
   })
 
+  test('a URL pg cannot read is a configuration error naming where it came from, before any connection', async () => {
+    const fromEnv = createSluice({
+      env: { DATABASE_URL: 'postgres://u:p#ss@127.0.0.1:5432/db' },
+      jobs: [signup],
+    })
+    await expect(fromEnv.migrate()).rejects.toThrow(
+      /^DATABASE_URL is not a URL the PostgreSQL driver can read/,
+    )
+    const given = createSluice({ database: 'postgres://127.0.0.1:99999/db', jobs: [signup] })
+    const refused = await given.drain().catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(ConfigError)
+    expect((refused as ConfigError).message).toMatch(/^database is not a URL .*\(# as %23/)
+  })
+
   test('duplicate job names are refused', () => {
     expect(() => createSluice({ database: 'postgres://x/y', jobs: [signup, signup] })).toThrow(/Two jobs/)
   })
