@@ -176,6 +176,16 @@ async function bundle(
   }
 }
 
+/** Whether the project's vercel.json schedules a cron (which calls with CRON_SECRET). */
+async function hasCrons(root: string): Promise<boolean> {
+  try {
+    const config = JSON.parse(await readFile(join(root, 'vercel.json'), 'utf8')) as { crons?: unknown }
+    return Array.isArray(config.crons) && config.crons.length > 0
+  } catch {
+    return false
+  }
+}
+
 /** The package an esbuild "Could not resolve" error is about, when it names a package (not a file). */
 function missingPackage(text: string): string[] {
   const specifier = /^Could not resolve "([^"]+)"/.exec(text)?.[1]
@@ -207,7 +217,14 @@ export async function buildFunctions(options: BuildFunctionsOptions = {}): Promi
     // On Vercel the build sees the deployment's environment: a secret every cold start would
     // refuse fails the deploy here instead. (VERCEL=1 there: the secrets must be set too.)
     const env = options.env ?? process.env
-    const problems = deployEnvProblems(env, { require: env.VERCEL === '1' })
+    // Every Node function of Sluice's on Vercel serves a drain, which only wake-ups call; a cron
+    // in vercel.json sends CRON_SECRET.
+    const onVercel = env.VERCEL === '1'
+    const problems = deployEnvProblems(env, {
+      require: onVercel,
+      drainUrl: onVercel && chosen.some((fn) => fn.vercel !== undefined && fn.target === 'node'),
+      cron: onVercel && (await hasCrons(root)),
+    })
     const advice = secretAdvice(problems)
     if (problems.length > 0)
       throw new BuildError(

@@ -2,7 +2,7 @@
  * Commands that work on the project's files or environment, not on a queue: `sluice init`,
  * `sluice build` and `sluice secret`. They load no config and open no database.
  */
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { buildFunctions } from '../build/build.js'
 import { ConfigError } from '../errors.js'
 import type { OptionsConfig, Parsed } from './args.js'
@@ -52,6 +52,11 @@ exists, JavaScript otherwise. Existing files are kept unless --force. Prints the
       ...(typeof parsed.values.app === 'string' ? { app: parsed.values.app } : {}),
       force: parsed.values.force === true,
     })
+    if (parsed.globals.json) {
+      const { written, kept, install, next } = result
+      await write(process.stdout, JSON.stringify({ platform, written, kept, install, next }, null, 2))
+      return EXIT.OK
+    }
     const lines = [
       ...result.written.map((file) => `  wrote ${file}`),
       ...result.kept.map(
@@ -94,13 +99,15 @@ bundle's size. Needs esbuild (\`npm install --save-dev esbuild\`).
   async run(parsed) {
     const root = process.cwd()
     const external = typeof parsed.values.external === 'string' ? parsed.values.external.split(',') : []
-    await buildFunctions({
+    const json = parsed.globals.json
+    const built = await buildFunctions({
       root,
       outDir: typeof parsed.values.out === 'string' ? parsed.values.out : 'dist',
       ...(parsed.positionals.length > 0 ? { only: parsed.positionals } : {}),
       external: external.map((name) => name.trim()).filter(Boolean),
       vercelOutput: parsed.values.vercel === true ? join(root, '.vercel/output') : false,
-      log: (line) => void process.stdout.write(`${line}\n`),
+      // With --json the table and notes go to stderr: stdout carries the one document below.
+      log: (line) => void (json ? process.stderr : process.stdout).write(`${line}\n`),
     }).catch((error: unknown) => {
       // esbuild not installed: a missing dev dependency, as for `sluice dev` (exit 2).
       if (!(error instanceof ConfigError)) throw error
@@ -110,6 +117,16 @@ bundle's size. Needs esbuild (\`npm install --save-dev esbuild\`).
         hint: 'Install it: `npm install --save-dev esbuild`.',
       })
     })
+    if (json) {
+      const bundles = built.bundles.map(({ entry, file, target, bytes, gzipBytes }) => ({
+        entry,
+        file: relative(root, join(built.outDir, file)),
+        target,
+        bytes,
+        gzipBytes,
+      }))
+      await write(process.stdout, JSON.stringify({ bundles }, null, 2))
+    }
     return EXIT.OK
   },
 }

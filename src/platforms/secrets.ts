@@ -24,6 +24,13 @@ function secretProblem(variable: string, secret: string): string | undefined {
 export interface DeployEnvCheck {
   /** DATABASE_URL and SLUICE_SECRET must be set (not only valid when set). Default false. */
   require?: boolean
+  /**
+   * The deployment has a drain that only wake-ups call (Vercel's `api/drain`): SLUICE_DRAIN_URL
+   * must be set, or nothing would ever call it. Default false.
+   */
+  drainUrl?: boolean
+  /** The deployment's maintenance is called by Vercel cron, which sends CRON_SECRET: it must be set. Default false. */
+  cron?: boolean
 }
 
 /** What is wrong with the deployment's environment, one sentence each; empty when nothing is. */
@@ -52,6 +59,22 @@ export function deployEnvProblems(
   if (cron !== undefined) {
     const problem = secretProblem('CRON_SECRET', cron)
     if (problem) problems.push(problem)
+  } else if (options.cron) {
+    problems.push(
+      'CRON_SECRET is not set: Vercel cron sends it to the maintenance function, which refuses the call (401) without it.',
+    )
+  }
+  const drainUrl = env.SLUICE_DRAIN_URL?.trim() || undefined
+  if (drainUrl === undefined) {
+    if (options.drainUrl)
+      problems.push(
+        'SLUICE_DRAIN_URL is not set: maintenance and enqueues wake drains through it, so without it no job would ever run. ' +
+          "Set it to your deployment's drain, https://<your-domain>/api/drain.",
+      )
+  } else if (!/^https?:\/\/[^/]/.test(drainUrl) || !URL.canParse(drainUrl)) {
+    problems.push(
+      "SLUICE_DRAIN_URL must be an http:// or https:// URL (your deployment's drain, https://<your-domain>/api/drain).",
+    )
   }
   const url = env.DATABASE_URL
   if (url === undefined || url.trim() === '') {

@@ -16,6 +16,7 @@ import {
 } from '../../scripts/build.js'
 import { buildFunctions } from '../../src/build/build.js'
 import { buildToTemp, root, setEnv, type TempBuild } from '../helpers/build.js'
+import { runCli } from '../helpers/cli.js'
 import { parseYaml } from '../helpers/yaml.js'
 
 interface PackageJson {
@@ -178,6 +179,30 @@ describe('the function bundles', () => {
       await buildFunctions({ root: project, log: (line) => lines.push(line) })
       expect(lines.join('\n')).toContain('pg is not installed')
       expect(lines.join('\n')).toContain('`npm install pg`')
+    } finally {
+      await rm(project, { recursive: true, force: true })
+    }
+  })
+
+  test('sluice build --json prints one JSON document of the bundles; the size table goes to stderr', async () => {
+    const project = await mkdtemp(join(tmpdir(), 'sluice-build-json-'))
+    try {
+      await mkdir(join(project, 'functions/aws'), { recursive: true })
+      await writeFile(join(project, 'functions/aws/drain.mjs'), 'export const handler = () => 1\n')
+      const run = await runCli(['build', '--json'], { cwd: project })
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.json()).toEqual({
+        bundles: [
+          {
+            entry: 'functions/aws/drain.mjs',
+            file: 'dist/functions/aws/drain.mjs',
+            target: 'node',
+            bytes: expect.any(Number),
+            gzipBytes: expect.any(Number),
+          },
+        ],
+      })
+      expect(run.stderr).toContain('functions/aws/drain.mjs')
     } finally {
       await rm(project, { recursive: true, force: true })
     }

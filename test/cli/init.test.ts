@@ -197,6 +197,30 @@ describe('sluice init', () => {
     expect(await read('functions/aws/drain.ts')).toContain('drainHandler(sluice)')
   })
 
+  test('--json prints one JSON document: the files written and kept, what to install, the next commands', async () => {
+    await project({ 'package.json': '{"name":"shop","type":"module"}', 'serverless.yml': 'mine\n' })
+    const run = await runCli(['init', 'aws', '--json'], { cwd: dir })
+    expect(run.code, run.stderr).toBe(0)
+    const answer = run.json() as { platform: string; written: string[]; kept: string[]; next: string[] }
+    expect(answer).toMatchObject({ platform: 'aws', kept: ['serverless.yml'] })
+    expect(answer.written).toContain('functions/aws/drain.js')
+    expect(answer.next).toHaveLength(3)
+  })
+
+  test('vercel and next: the next commands name SLUICE_DRAIN_URL, without which no drain is ever woken', async () => {
+    await project({ 'package.json': '{"name":"shop","type":"module"}' })
+    for (const [platform, path] of [
+      ['vercel', '/api/drain'],
+      ['next', '/api/sluice/drain'],
+    ] as const) {
+      const run = await runCli(['init', platform, '--json'], { cwd: dir })
+      expect(run.code, run.stderr).toBe(0)
+      expect((run.json() as { next: string[] }).next.join('\n')).toContain(
+        `SLUICE_DRAIN_URL (https://<your-domain>${path})`,
+      )
+    }
+  })
+
   test('an unknown platform is a usage error naming the choices', async () => {
     const run = await runCli(['init', 'heroku'], { cwd: dir })
     expect(run.code).toBe(2)

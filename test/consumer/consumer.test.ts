@@ -250,6 +250,8 @@ describe('sluice init vercel → sluice build --vercel', () => {
       VERCEL: '1',
       DATABASE_URL: 'postgres://u:p@db.example.com/app',
       SLUICE_SECRET: SECRET,
+      CRON_SECRET: SECRET,
+      SLUICE_DRAIN_URL: 'https://shop.example.com/api/drain',
     })
     const output = join(dir, '.vercel/output')
     const config = await readJson<{ crons?: unknown[]; routes: { src?: string; dest?: string }[] }>(

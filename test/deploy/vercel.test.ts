@@ -122,6 +122,31 @@ describe('secrets are checked before deploy', () => {
     )
   })
 
+  test('a Vercel build without SLUICE_DRAIN_URL, or with a cron and no CRON_SECRET, fails naming both', async () => {
+    const failed = build({
+      root,
+      outDir: join(built.outDir, 'unwoken'),
+      library: false,
+      functions: false,
+      vercelOutput: join(built.outDir, 'unwoken-output'),
+      env: { VERCEL: '1', DATABASE_URL: 'postgres://u:p@db.example.com/app', SLUICE_SECRET: 'a'.repeat(32) },
+      log: () => {},
+    })
+    await expect(failed).rejects.toThrow(
+      /CRON_SECRET is not set[\s\S]*SLUICE_DRAIN_URL is not set: .*no job would ever run/,
+    )
+    expect(
+      deployEnvProblems(
+        {
+          DATABASE_URL: 'postgres://u@h/db',
+          SLUICE_SECRET: 'a'.repeat(32),
+          SLUICE_DRAIN_URL: 'example.com/api/drain',
+        },
+        { require: true },
+      ),
+    ).toEqual([expect.stringMatching(/^SLUICE_DRAIN_URL must be an http:\/\/ or https:\/\/ URL/)])
+  })
+
   test('`npm run secret -- generate` makes a secret that passes; `check` refuses a short one', async () => {
     const tsx = join(root, 'node_modules/tsx/dist/cli.mjs')
     const script = join(root, 'scripts/secret.ts')

@@ -138,14 +138,14 @@ export function nextCommands(platform: Platform, service = '<service>'): string[
     case 'vercel':
       return [
         migrate,
-        'npx sluice secret generate | npx vercel env add SLUICE_SECRET production   # and DATABASE_URL, CRON_SECRET',
+        'npx sluice secret generate | npx vercel env add SLUICE_SECRET production   # and DATABASE_URL, CRON_SECRET, SLUICE_DRAIN_URL (https://<your-domain>/api/drain)',
         'npx vercel deploy --prod   # runs `sluice build --vercel`',
       ]
     case 'next':
       return [
         migrate,
         'npx next build   # needs neither DATABASE_URL nor SLUICE_SECRET',
-        'npx vercel deploy --prod   # with DATABASE_URL, SLUICE_SECRET and CRON_SECRET set in the project',
+        'npx vercel deploy --prod   # with DATABASE_URL, SLUICE_SECRET, CRON_SECRET and SLUICE_DRAIN_URL (https://<your-domain>/api/sluice/drain) set in the project',
       ]
     case 'cloudflare':
       return [
