@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { access } from 'node:fs/promises'
 import { register as nodeRegister } from 'node:module'
 import { isAbsolute, relative, resolve } from 'node:path'
@@ -139,7 +140,7 @@ export async function loadApp(path: string, context: ConfigContext): Promise<App
     mod = await importModule(path)
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw loadFailure(shown, error, 'import')
+    throw loadFailure(shown, withSyntaxLocation(error, path), 'import')
   }
   const exported = mod.default === undefined && isSluice(mod.sluice) ? mod.sluice : mod.default
   let sluice: unknown
@@ -190,6 +191,19 @@ function envVariableOf(error: unknown): string | undefined {
     typeof error === 'object' && error !== null ? (error as { issues?: unknown }).issues : undefined
   const path = Array.isArray(issues) ? (issues[0] as { path?: unknown } | undefined)?.path : undefined
   return Array.isArray(path) && path[0] === 'env' && typeof path[1] === 'string' ? path[1] : undefined
+}
+
+/**
+ * Node's SyntaxError from importing a .js/.mjs/.cjs module names no file or line. When the file
+ * itself is at fault, `node --check` says where: the error gains " (at file:line)". A syntax error
+ * in a module it imports stays as it was.
+ */
+function withSyntaxLocation(error: unknown, path: string): unknown {
+  if (!(error instanceof SyntaxError) || !/\.[mc]?js$/.test(path)) return error
+  const checked = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 })
+  const line = checked.status === 1 ? /^(.+):(\d+)$/m.exec(checked.stderr)?.[2] : undefined
+  if (!line) return error
+  return new SyntaxError(`${error.message} (at ${displayPath(path)}:${line})`)
 }
 
 /** The CLI's error for a config that failed to load (`import`) or to build its Sluice (`factory`). */

@@ -89,6 +89,18 @@ describe('the app module, when there is no sluice.config.*', () => {
     )
   })
 
+  test('a syntax error in the module names its line', SPAWNS, async () => {
+    const root = await project({
+      'package.json': '{"type":"module"}',
+      'src/sluice.mjs': 'export const sluice = 1\nconst oops = this is wrong\n',
+    })
+    const run = await runCli(['status'], { cwd: root, env: { DATABASE_URL: databaseUrl } })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(
+      /Loading src\/sluice\.mjs failed: Unexpected identifier 'is' \(at src\/sluice\.mjs:2\)/,
+    )
+  })
+
   test('a module with neither a default export nor a Sluice named `sluice` is refused', SPAWNS, async () => {
     const root = await project({
       'package.json': '{"type":"module"}',

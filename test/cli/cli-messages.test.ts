@@ -86,6 +86,17 @@ describe('the drain summary', () => {
 })
 
 describe('enqueue flags', () => {
+  test("a job without its input is told to quote that job's input, not some other job's", async () => {
+    const error = await thrown(() =>
+      enqueue.parse(parseCommandArgs('enqueue', ['send-welcome'], enqueue.options)),
+    )
+    expect(error.exitCode).toBe(EXIT.USAGE)
+    expect(error.message).toBe("enqueue needs send-welcome's input, as JSON.")
+    expect(error.hint).toContain(`sluice enqueue send-welcome '{"key": "value"}'`)
+    const none = await thrown(() => enqueue.parse(parseCommandArgs('enqueue', [], enqueue.options)))
+    expect(none.hint).toContain('sluice enqueue <job>')
+  })
+
   test('a negative --delay says it must be zero or more', async () => {
     const error = await thrown(() =>
       enqueue.parse(parseCommandArgs('enqueue', ['ping', '1', '--delay=-5'], enqueue.options)),

@@ -66,8 +66,8 @@ Example:
     const [job, text, ...extra] = positionals
     if (!job || text === undefined) {
       throw new UsageError(
-        'enqueue needs a job name and its JSON input.',
-        `Example: sluice enqueue welcome-email '{"userId": "u_1", "email": "ada@example.com"}'`,
+        job ? `enqueue needs ${job}'s input, as JSON.` : 'enqueue needs a job name and its JSON input.',
+        `Quote it for the shell: sluice enqueue ${job ?? '<job>'} '{"key": "value"}' (or pass - to read it from stdin).`,
       )
     }
     if (extra.length)
