@@ -42,7 +42,11 @@ export interface EnqueueOptions {
 /** A moment within MAX_SCHEDULE_MS of now, either way: years 1 and 9999 are refused, not stored. */
 const withinReach = (value: Date | string): boolean =>
   Math.abs(new Date(value).getTime() - Date.now()) <= MAX_SCHEDULE_MS
-const REACH = { message: 'must be within 10 years of now, before or after' }
+const REACH = {
+  message: 'must be within 10 years of now, before or after',
+  // Only of a moment: a value that is no date at all has said so already.
+  when: (payload: { issues: readonly unknown[] }) => payload.issues.length === 0,
+}
 
 const delaySchema = () => z.optional(z.int().check(z.minimum(0), z.maximum(MAX_SCHEDULE_MS)))
 

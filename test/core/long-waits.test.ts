@@ -175,6 +175,10 @@ describe('runAt is bounded like delay: within 10 years of now', () => {
       expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('runAt') })
       expect(error.issues?.[0]?.path).toEqual(['runAt'])
     }
+    // A value that is no date at all gets that one issue, not the bound's as well.
+    const notADate = await errorOf(await postJson(app, '/jobs/noop', { input: { n: 1 }, runAt: 'tomorrow' }))
+    expect(notADate.issues).toHaveLength(1)
+    expect(notADate.issues?.[0]?.message).not.toMatch(/10 years/)
     expect(await countJobs(env)).toBe(0)
   })
 })
