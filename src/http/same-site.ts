@@ -95,7 +95,11 @@ const forbidden = (message: string): HttpError => new HttpError(403, 'FORBIDDEN'
  * given) and a request with an `Origin` other than the app's own (its `Host`, or the
  * `X-Forwarded-Host` a proxy set) or one of `allowedOrigins`. Requests without `Origin` (servers, cron, curl) pass the Origin check.
  */
-export function sameSite(options: SameSiteOptions = {}): MiddlewareHandler {
+export function sameSite(
+  options: SameSiteOptions = {},
+  /** Where a refused Host is told to look (the dev server has no allowedHosts option). */
+  hostAdvice = 'see the allowedHosts option',
+): MiddlewareHandler {
   const hosts = options.allowedHosts?.map((entry) => splitHost(entry)!) ?? undefined
   const origins = new Set(options.allowedOrigins?.map((o) => o.toLowerCase().replace(/\/$/, '')))
   return async (c, next) => {
@@ -103,9 +107,7 @@ export function sameSite(options: SameSiteOptions = {}): MiddlewareHandler {
     if (hosts) {
       const parsed = splitHost(host)
       if (!parsed || !hosts.some((entry) => hostMatches(entry, parsed)))
-        throw forbidden(
-          `Host "${host.slice(0, 100)}" is not one this app answers to (see the allowedHosts option).`,
-        )
+        throw forbidden(`Host "${host.slice(0, 100)}" is not one this app answers to (${hostAdvice}).`)
     }
     const origin = c.req.header('origin')
     if (origin !== undefined && !origins.has(origin.trim().toLowerCase())) {

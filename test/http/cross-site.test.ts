@@ -90,6 +90,9 @@ describe('dev server: cross-site requests', () => {
     expect((await raw('GET', '/health', { Host: host })).status).toBe(403)
     const res = await raw('POST', '/jobs/greet', { Host: host, 'Content-Type': 'application/json' }, body)
     expect(res.status).toBe(403)
+    // It names what sluice dev answers to, not an option sluice dev does not have.
+    expect(JSON.parse(res.body).error.message).toMatch(/sluice dev answers to localhost.* --host address/)
+    expect(res.body).not.toContain('allowedHosts')
     expect(await countJobs(t)).toBe(0)
   })
 
@@ -224,6 +227,10 @@ describe('deployed app: cross-site requests', () => {
   test('allowedHosts refuses other Host headers', async () => {
     const pinned = appFor(t, { allowedHosts: ['api.example.com'] })
     expect((await pinned.request('https://api.example.com/health')).status).toBe(200)
-    expect((await pinned.request('https://rebind.example/health')).status).toBe(403)
+    const refused = await pinned.request('https://rebind.example/health')
+    expect(refused.status).toBe(403)
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
+      'see the allowedHosts option',
+    )
   })
 })

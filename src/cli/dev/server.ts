@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { networkInterfaces } from 'node:os'
+import type { Duplex } from 'node:stream'
 import { Hono } from 'hono'
 import { createApp } from '../../http/app.js'
 import { notFound } from '../../http/errors.js'
@@ -63,7 +64,13 @@ export function devApp(options: DevServerOptions): Hono {
   const root = new Hono()
   root.notFound(notFound)
   // A web page can reach localhost: no foreign Host (DNS rebinding) and no foreign Origin, on any route.
-  root.use('*', sameSite({ allowedHosts: options.allowedHosts }))
+  root.use(
+    '*',
+    sameSite(
+      { allowedHosts: options.allowedHosts },
+      'sluice dev answers to localhost, 127.0.0.1 and [::1] on its port, and to the --host address',
+    ),
+  )
   root.use('/_dev/*', async (c, next) => {
     if (!sameToken(c.req.header(TOKEN_HEADER), options.token)) {
       return c.json({ error: { code: 'UNAUTHORIZED', message: 'Missing or wrong dev token.' } }, 401)
@@ -115,6 +122,41 @@ export function nodeServer(): Promise<typeof import('@hono/node-server')> {
   return importOptional<typeof import('@hono/node-server')>('@hono/node-server', 'sluice dev')
 }
 
+/** How long a client may take to send a request; Node's defaults (300 s for the body) hold a socket for minutes. */
+export interface ListenTimeouts {
+  /** The whole request, headers and body. */
+  requestMs: number
+  headersMs: number
+  /** How often Node checks them. */
+  checkEveryMs: number
+}
+
+const LISTEN_TIMEOUTS: ListenTimeouts = { requestMs: 30_000, headersMs: 10_000, checkEveryMs: 5_000 }
+
+/**
+ * What Node would answer a request it could not read (a malformed one, or one that did not
+ * arrive in time: a body shorter than its Content-Length), as the app's JSON errors read.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy()
+    return
+  }
+  const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+  const [status, reason, code, message] = timedOut
+    ? [
+        408,
+        'Request Timeout',
+        'INVALID_INPUT',
+        'The request did not arrive in time (its body was shorter than its Content-Length, or too slow).',
+      ]
+    : [400, 'Bad Request', 'INVALID_INPUT', 'The request is not valid HTTP.']
+  const body = JSON.stringify({ error: { code, message } })
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
+}
+
 /**
  * Listens on host:port (0 picks a free port) and serves `app`, or the app `app(port)` makes
  * once the port is known. Rejects on EADDRINUSE and the like.
@@ -123,13 +165,21 @@ export async function listen(
   app: Hono | ((port: number) => Hono),
   host: string,
   port: number,
+  timeouts: Partial<ListenTimeouts> = {},
 ): Promise<Listening> {
   let served: Hono | undefined = typeof app === 'function' ? undefined : app
   const { createAdaptorServer } = await nodeServer()
+  const limits = { ...LISTEN_TIMEOUTS, ...timeouts }
   const server = createAdaptorServer({
     fetch: (request, env) =>
       served ? served.fetch(request, env) : new Response('Starting.', { status: 503 }),
+    serverOptions: {
+      requestTimeout: limits.requestMs,
+      headersTimeout: Math.min(limits.headersMs, limits.requestMs),
+      connectionsCheckingInterval: limits.checkEveryMs,
+    },
   })
+  server.on('clientError', answerClientError)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
