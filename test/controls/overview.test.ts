@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import * as z from 'zod'
 import { defineJob } from '../../src/index.js'
-import { type Overview, type OverviewLimits, overview } from '../../src/sql/overview.js'
+import { OVERVIEW_LIMITS, type Overview, type OverviewLimits, overview } from '../../src/sql/overview.js'
 import { makeSluice, type TestSluice } from '../helpers/db.js'
 import { type RowFactory, rowFactory } from '../helpers/rows.js'
 
@@ -162,4 +162,40 @@ test("the jobs list's states name the jobs the overview counts", async () => {
     retrying: await listed('retrying'),
     running: await listed('running'),
   }).toEqual({ ready: 3, scheduled: 1, retrying: 1, running: 1 })
+})
+
+test('runs without JIT compilation, whatever the planner estimates', async (ctx) => {
+  // Every plan JIT-compiled (costs 0), and each statement's plan, nested ones too, logged to
+  // this connection: the overview's statement, inside its function, must show no JIT section.
+  const client = await t.admin.connect()
+  const notices: string[] = []
+  try {
+    const [{ available }] = (
+      await client.query<{ available: boolean }>('SELECT pg_jit_available() AS available')
+    ).rows as [{ available: boolean }]
+    const loaded = await client.query("LOAD 'auto_explain'").then(
+      () => true,
+      () => false,
+    )
+    if (!available || !loaded) ctx.skip()
+    await client.query(
+      `SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on;
+       SET auto_explain.log_analyze = on; SET jit_above_cost = 0; SET jit_inline_above_cost = 0;
+       SET jit_optimize_above_cost = 0; SET client_min_messages = log`,
+    )
+    client.on('notice', (notice) => notices.push(notice.message ?? ''))
+    // The control: under these settings a plain statement is compiled.
+    await client.query(`SELECT count(*) FROM "${t.schema}".jobs`)
+    expect(notices.some((n) => n.includes('JIT:'))).toBe(true)
+    notices.length = 0
+    const statement = overview(`"${t.schema}"`, t.schema, ['mail'], OVERVIEW_LIMITS)
+    await client.query(statement.text, [...statement.values])
+    // The function's own statement (the call around it costs next to nothing at real settings).
+    const body = notices.filter((n) => n.includes('WITH RECURSIVE rel'))
+    expect(body).toHaveLength(1)
+    expect(body[0]).not.toContain('JIT:')
+  } finally {
+    await client.query('RESET ALL')
+    client.release()
+  }
 })
