@@ -107,31 +107,27 @@ describe('vercel build', () => {
 })
 
 describe('secrets are checked before deploy', () => {
-  test('a Vercel build with a short SLUICE_SECRET fails, naming the rule and the generator', async () => {
-    const failed = build({
+  /** A build of the Vercel output on Vercel (VERCEL=1) with this environment, into `<dir>`. */
+  const vercelBuild = (dir: string, env: Record<string, string>) =>
+    build({
       root,
-      outDir: join(built.outDir, 'short'),
+      outDir: join(built.outDir, dir),
       library: false,
       functions: false,
-      vercelOutput: join(built.outDir, 'short-output'),
-      env: { VERCEL: '1', DATABASE_URL: 'postgres://u:p@db.example.com/app', SLUICE_SECRET: 'too-short' },
+      vercelOutput: join(built.outDir, `${dir}-output`),
+      env: { VERCEL: '1', DATABASE_URL: 'postgres://u:p@db.example.com/app', ...env },
       log: () => {},
     })
+
+  test('a Vercel build with a short SLUICE_SECRET fails, naming the rule and the generator', async () => {
+    const failed = vercelBuild('short', { SLUICE_SECRET: 'too-short' })
     await expect(failed).rejects.toThrow(
       /SLUICE_SECRET must be at least 16 characters[\s\S]*sluice secret generate/,
     )
   })
 
   test('a Vercel build without SLUICE_DRAIN_URL, or with a cron and no CRON_SECRET, fails naming both', async () => {
-    const failed = build({
-      root,
-      outDir: join(built.outDir, 'unwoken'),
-      library: false,
-      functions: false,
-      vercelOutput: join(built.outDir, 'unwoken-output'),
-      env: { VERCEL: '1', DATABASE_URL: 'postgres://u:p@db.example.com/app', SLUICE_SECRET: 'a'.repeat(32) },
-      log: () => {},
-    })
+    const failed = vercelBuild('unwoken', { SLUICE_SECRET: 'a'.repeat(32) })
     await expect(failed).rejects.toThrow(
       /CRON_SECRET is not set[\s\S]*SLUICE_DRAIN_URL is not set: .*no job would ever run/,
     )

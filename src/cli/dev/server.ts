@@ -142,16 +142,15 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     socket.destroy()
     return
   }
-  const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-  const [status, reason, code, message] = timedOut
-    ? [
-        408,
-        'Request Timeout',
-        'INVALID_INPUT',
-        'The request did not arrive in time (its body was shorter than its Content-Length, or too slow).',
-      ]
-    : [400, 'Bad Request', 'INVALID_INPUT', 'The request is not valid HTTP.']
-  const body = JSON.stringify({ error: { code, message } })
+  const [status, reason, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [
+          408,
+          'Request Timeout',
+          'The request did not arrive in time (its body was shorter than its Content-Length, or too slow).',
+        ]
+      : [400, 'Bad Request', 'The request is not valid HTTP.']
+  const body = JSON.stringify({ error: { code: 'INVALID_INPUT', message } })
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   )
