@@ -30,16 +30,18 @@ AS $fn$
 $fn$;
 
 -- A partition's admitted and unfinished jobs (a lease past its end no longer counts: a dead
--- drain's slots come back with its leases). Counted on jobs_admitted, the one index that gives
--- the order asked for with sorts off: statistics taken while few jobs ran would otherwise make
--- jobs_leased (every leased job of every queue) look cheaper, and each count read all of them.
+-- drain's slots come back with its leases), counted on the partition's lease rows in the order of
+-- the one index that gives it (claim_leases_partition), with sorts and table scans off: while
+-- statistics say the table is empty (as VACUUM leaves it between drains), the planner would
+-- otherwise read every lease row for each partition it counts.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_in_flight(p_policy text, p_partition text)
 RETURNS integer LANGUAGE sql STABLE
 SET enable_sort = off
+SET enable_seqscan = off
 AS $fn$
   SELECT count(*)::integer FROM (
-    SELECT FROM :SLUICE_SCHEMA.jobs a
-    WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
-    ORDER BY a.policy, a.partition_key, a.run_at
+    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+    WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_until > now()
+    ORDER BY a.policy, a.partition_key, a.lease_until
   ) running
 $fn$;

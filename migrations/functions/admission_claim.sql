@@ -22,9 +22,10 @@ SET jit = off
 -- Partitions are visited in ring order on partitions_ring, stopping after p_limit admissible
 -- ones; the planner, which cannot know that most partitions pass the filters, would otherwise read
 -- and sort all of a queue's partitions on every claim.
--- Running jobs are counted on jobs_admitted, whose order the counts ask for (with sorts off, no
--- other index gives it): statistics taken while few jobs ran make jobs_leased, every leased job
--- of every queue, look cheaper, and each partition's count would then read all of them.
+-- Running jobs are counted on their partition's lease rows, in the order of the one index that
+-- gives it (claim_leases_partition): with sorts off, no other index can serve the count. Left to
+-- choose while statistics said the table was empty (as VACUUM leaves it between drains), the
+-- planner read every lease row on claim_leases_token for each partition's count.
 SET enable_sort = off
 SET enable_seqscan = off
 -- Its plans are cached, not made for each call: planning them cost more than running them.
@@ -77,23 +78,14 @@ BEGIN
       FROM :SLUICE_SCHEMA.partitions p
       -- The due job is looked up per partition, the first in the admit index's order (a lateral
       -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
-      -- job of the table, out-of-token partitions' backlogs included, on every claim. A waiting
-      -- one on the admit index; else one whose lease ran out, on jobs_admitted's range of ended
-      -- leases (the admit index holds no leased job).
+      -- job of the table, out-of-token partitions' backlogs included, on every claim. The admit
+      -- index holds leased jobs too (migration 0027): a job counts if no lease holds it.
       CROSS JOIN LATERAL (
-        SELECT 1 FROM (
-          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
-             AND j.run_at <= now() AND j.attempts < j.max_attempts
-           ORDER BY j.priority, j.run_at, j.id
-           LIMIT 1)
-          UNION ALL
-          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-             AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
-           ORDER BY j.policy, j.partition_key, j.run_at
-           LIMIT 1)
-        ) d
+        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key
+          AND (j.lease_token IS NULL OR j.lease_until <= now())
+          AND j.run_at <= now() AND j.attempts < j.max_attempts
+        ORDER BY j.priority, j.run_at, j.id
         LIMIT 1
       ) due
       WHERE p.queue = q.name
@@ -107,10 +99,9 @@ BEGIN
         AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
              OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
                   SELECT count(*) FROM (
-                    SELECT FROM :SLUICE_SCHEMA.jobs a
-                    WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
-                      AND a.run_at > now()
-                    ORDER BY a.policy, a.partition_key, a.run_at) running))
+                    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+                    WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_until > now()
+                    ORDER BY a.policy, a.partition_key, a.lease_until) running))
       ORDER BY p.ring, p.policy, p.partition_key
       LIMIT p_limit
       FOR UPDATE OF p SKIP LOCKED
@@ -133,16 +124,15 @@ BEGIN
            CASE WHEN l.cap IS NULL THEN p_limit
                 ELSE greatest(0, l.cap - (
                   SELECT count(*)::integer FROM (
-                    SELECT FROM :SLUICE_SCHEMA.jobs a
-                    WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_token IS NOT NULL
-                      AND a.run_at > now()
-                    ORDER BY a.policy, a.partition_key, a.run_at) running)) END AS by_cap,
+                    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+                    WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_until > now()
+                    ORDER BY a.policy, a.partition_key, a.lease_until) running)) END AS by_cap,
            CASE WHEN g.global_max IS NULL THEN NULL
                 ELSE greatest(0, g.global_max - (
                   SELECT count(*)::integer FROM (
-                    SELECT FROM :SLUICE_SCHEMA.jobs a
-                    WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now()
-                    ORDER BY a.policy, a.partition_key, a.run_at) running)) END AS by_global
+                    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+                    WHERE a.policy = l.policy AND a.lease_until > now()
+                    ORDER BY a.policy, a.partition_key, a.lease_until) running)) END AS by_global
     FROM unnest(v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps)
            AS l(policy, partition_key, queue, quantum, by_tokens, cap)
     LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy
@@ -154,8 +144,8 @@ END
 $fn$;
 
 -- Stages 2b and 4b of the claim: the partitions it admits from (admission_room) and, from each,
--- the due jobs it may take, read and locked on the partition's admit index (and, for leases that
--- ran out, on jobs_admitted): a share of the claim (at least a quantum), not each partition's
+-- the due jobs it may take, read and locked on the partition's admit index (a job whose lease ran
+-- out at its place): a share of the claim (at least a quantum), not each partition's
 -- whole room. With fair interleave the partitions take turns: each one's first `quantum` jobs
 -- (turn 1) come before any partition's next `quantum` (turn 2), and so on; within a turn, by age.
 -- Without it, all by age. `more` is set on the rows of a partition that admitted up to a cap on

@@ -5,40 +5,28 @@
 -- more compiling these plans than running them.
 
 -- A partition's waiting jobs: due or scheduled, with attempts left, a lapsed lease counting as
--- waiting again; counted up to p_limit. Walks the admit index, which holds the jobs without a
--- lease, and jobs_admitted's range of ended leases.
+-- waiting again; counted up to p_limit. Walks the admit index, which holds the partition's jobs
+-- leased or not, passing those a lease holds.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_pending(p_policy text, p_partition text, p_limit integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
   SELECT count(*)::integer FROM (
-    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-     WHERE j.policy = p_policy AND j.partition_key = p_partition AND j.lease_token IS NULL
-       AND j.attempts < j.max_attempts
-     LIMIT p_limit)
-    UNION ALL
-    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-     WHERE j.policy = p_policy AND j.partition_key = p_partition AND j.lease_token IS NOT NULL
-       AND j.run_at <= now() AND j.attempts < j.max_attempts
-     LIMIT p_limit)
+    SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = p_policy AND j.partition_key = p_partition
+      AND (j.lease_token IS NULL OR j.lease_until <= now()) AND j.attempts < j.max_attempts
     LIMIT p_limit) w
 $fn$;
 
--- A policy's waiting jobs, all partitions, counted up to p_limit. Each walk is ordered as its
--- index is (admit; jobs_admitted for leases that ran out), so that it is on it (a policy with no
--- jobs costs nothing) rather than on the table.
+-- A policy's waiting jobs, all partitions, counted up to p_limit. Ordered as the admit index is,
+-- so that it is walked on it (a policy with no jobs costs nothing) rather than on the table.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_policy_pending(p_policy text, p_limit integer)
 RETURNS integer LANGUAGE sql STABLE
 AS $fn$
   SELECT count(*)::integer FROM (
-    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-     WHERE j.policy = p_policy AND j.lease_token IS NULL AND j.attempts < j.max_attempts
-     ORDER BY j.policy, j.partition_key, j.priority, j.run_at, j.id
-     LIMIT p_limit)
-    UNION ALL
-    (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-     WHERE j.policy = p_policy AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
-     ORDER BY j.policy, j.partition_key, j.run_at
-     LIMIT p_limit)
+    SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+    WHERE j.policy = p_policy AND (j.lease_token IS NULL OR j.lease_until <= now())
+      AND j.attempts < j.max_attempts
+    ORDER BY j.policy, j.partition_key, j.priority, j.run_at, j.id
     LIMIT p_limit) w
 $fn$;
 
@@ -114,8 +102,8 @@ AS $fn$
   SELECT g.name, g.queue, g.global_max,
          (SELECT count(*)::integer FROM :SLUICE_SCHEMA.partitions p WHERE p.policy = g.name),
          :SLUICE_SCHEMA.admission_policy_pending(g.name, p_count_limit),
-         (SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
-          WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()),
+         (SELECT count(*)::integer FROM :SLUICE_SCHEMA.leased_jobs a
+          WHERE a.policy = g.name AND a.lease_until > now()),
          (SELECT count(*)::integer FROM :SLUICE_SCHEMA.partitions p WHERE p.policy = g.name AND p.paused)
   FROM :SLUICE_SCHEMA.policies g
   ORDER BY g.name
@@ -153,13 +141,11 @@ AS $fn$
     LIMIT p_limit OFFSET p_offset
   ), s AS (
     SELECT page.*,
-           -- A due job: waiting (the admit index), or its lease ran out (jobs_admitted).
+           -- A due job that no lease holds (the admit index).
            EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
                    WHERE j.policy = page.policy AND j.partition_key = page.partition_key
-                     AND j.lease_token IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts)
-           OR EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-                      WHERE j.policy = page.policy AND j.partition_key = page.partition_key
-                        AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.attempts < j.max_attempts)
+                     AND (j.lease_token IS NULL OR j.lease_until <= now())
+                     AND j.run_at <= now() AND j.attempts < j.max_attempts)
              AS due,
            -- The earliest scheduled job (read only for a partition with none due), among the
            -- first p_count_limit of the partition.
@@ -172,14 +158,14 @@ AS $fn$
     FROM page
   ), g AS (
     SELECT g.global_max,
-           (SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
-            WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()) AS running
+           (SELECT count(*)::integer FROM :SLUICE_SCHEMA.leased_jobs a
+            WHERE a.policy = g.name AND a.lease_until > now()) AS running
     FROM :SLUICE_SCHEMA.policies g WHERE g.name = p_policy
   ), q AS (
     SELECT c.name, c.paused, c.breaker_until, c.held_until, c.global_cap,
            CASE WHEN c.global_cap IS NOT NULL THEN (
-             SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
-             WHERE f.queue = c.name AND f.lease_token IS NOT NULL AND f.run_at > now()) END AS running
+             SELECT count(*)::integer FROM :SLUICE_SCHEMA.leased_jobs f
+             WHERE f.queue = c.name AND f.lease_until > now()) END AS running
     FROM :SLUICE_SCHEMA.queues c WHERE c.name IN (SELECT page.queue FROM page)
   )
   SELECT s.partition_key, s.waiting, s.running, s.tokens_now, s.next_token_ms, s.cap_now, s.adaptive_cap,

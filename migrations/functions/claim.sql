@@ -24,8 +24,7 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 
 -- The claim is composed of stages, each a function of its own, called in this order by claim()
 -- (claim_lease below; claim_open and claim_pick in claim_stages.sql, claim_room in claim_room.sql,
--- claim_take_keys in claim_keys.sql, the single-consumer restore in claim_single_consumer.sql, and
--- admission's in admission_claim.sql):
+-- claim_take_keys in claim_keys.sql, and admission's in admission_claim.sql):
 --   0, 1. claim_open: the drain's invocation lease and its single-consumer queue leases; which
 --      of the drain's queues it may serve now; whether any of them is gated (a global cap, or
 --      admission partitions). When none is, the plain path: claim_open also does stage 4, in the
@@ -47,8 +46,8 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 -- A control plugs into one stage: a queue-level gate into 1 or 2, a per-job condition into 3, a
 -- lock or counter taken per picked job into 5 (whose dropped jobs make `more` true).
 
--- Stage 6: leases the picked jobs (all but p_skip, dropped in stage 5) to the drain until p_until
--- and counts their attempt; admitted jobs pay their partition's tokens (5b); while-executing
+-- Stage 6: leases the picked jobs (all but p_skip, dropped in stage 5) to the drain until p_until,
+-- with one token, records the lease (claim_leases) and counts their attempt; admitted jobs pay their partition's tokens (5b); while-executing
 -- locks of the jobs become the invocation's. Returns the claim's rows, each with `p_more`.
 CREATE FUNCTION :SLUICE_SCHEMA.claim_lease(
   p_ids bigint[], p_due timestamptz[], p_single boolean[], p_skip bigint[], p_until timestamptz, p_invocation text,
@@ -63,18 +62,28 @@ SET jit = off
 SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
+DECLARE
+  -- One token for the claim's leases: settles match each job on (id, token), and the lease rows
+  -- on the token.
+  v_token uuid := gen_random_uuid();
 BEGIN
   RETURN QUERY
   WITH claimed AS (
+    -- A HOT update: none of these columns is indexed (migration 0027). `run_at` stays the job's
+    -- place in claim order; the lease's end is `lease_until`.
     UPDATE :SLUICE_SCHEMA.jobs j
-    SET run_at = p_until, attempts = j.attempts + 1, lease_token = gen_random_uuid(), leased_by = p_invocation,
-        started_at = now(),
-        -- A single-consumer job keeps its place while leased (see claim_open's `restored`).
-        place_at = CASE WHEN p.single THEN p.due END
+    SET attempts = j.attempts + 1, lease_token = v_token, leased_by = p_invocation, started_at = now(),
+        lease_until = p_until
     FROM unnest(p_ids, p_due, p_single) AS p(id, due, single)
     WHERE j.id = p.id AND NOT (p.id = ANY (p_skip))
     RETURNING j.id, j.queue, j.name, j.payload, j.priority, j.attempts, j.max_attempts, j.lease_token, j.enqueued_at,
               p.due, p.single, j.unique_key, j.policy, j.partition_key, j.trace_context
+  ), leases AS (
+    -- The claim's lease rows, one per queue and admission partition: what counts the jobs in
+    -- flight (the view leased_jobs) reads.
+    INSERT INTO :SLUICE_SCHEMA.claim_leases (token, queue, policy, partition_key, lease_until, ids)
+    SELECT v_token, queue, policy, partition_key, p_until, array_agg(id)
+    FROM claimed GROUP BY queue, policy, partition_key
   ), charged AS (
     -- Admitted jobs pay their partition's tokens (stage 5b).
     SELECT :SLUICE_SCHEMA.admission_charge(array_agg(policy), array_agg(partition_key)) AS n
@@ -118,9 +127,8 @@ BEGIN
   -- Stages 0 and 1; on the plain path, stage 4 too.
   SELECT * INTO v_open
   FROM :SLUICE_SCHEMA.claim_open(p_queues, p_invocation, p_priority, v_until, p_jobs_done, p_limit, p_defer);
-  -- Nothing open: nothing to say, unless a single-consumer queue's jobs were just put back in
-  -- place (their lease ran out): the queue opens to the next claim, which the flag asks for.
-  IF cardinality(v_open.open) = 0 AND NOT v_open.restored THEN
+  -- Nothing open: nothing to say.
+  IF cardinality(v_open.open) = 0 THEN
     RETURN;
   END IF;
 
@@ -138,10 +146,10 @@ BEGIN
     v_skip := :SLUICE_SCHEMA.claim_take_keys(v_pick.ids, v_pick.exclusive, p_invocation, v_until);
   END IF;
 
-  -- More may remain: a single-consumer queue's jobs were put back in place; or the claim picked
-  -- as many as it was asked for, dropped some it picked (their keys are held by jobs it claimed;
-  -- they can run once those settle), or admitted up to a partition's cap on running jobs.
-  v_more := v_open.restored OR (v_pick.ids IS NOT NULL AND (
+  -- More may remain: the claim picked as many as it was asked for, dropped some it picked (their
+  -- keys are held by jobs it claimed; they can run once those settle), or admitted up to a
+  -- partition's cap on running jobs.
+  v_more := (v_pick.ids IS NOT NULL AND (
               cardinality(v_pick.ids) >= p_limit OR cardinality(v_skip) > 0 OR coalesce(v_pick.capped, false)));
 
   -- A queue left for lack of time is reported as a row without a job: its queue and the name of

@@ -7,8 +7,10 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_register(text, text[], integer, tim
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_eligible(text[], text, integer);
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_gated(text[]);
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_pick(text[], integer, text[], boolean);
--- Its result gained `restored`.
+-- Its result gained `restored`, then lost it (migration 0027: a job whose lease ran out keeps its
+-- place, so there is nothing to put back); the single-consumer restore went with it.
 DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_open(text[], text, integer, timestamptz, integer, integer, text[]);
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_restore_places(text);
 
 -- Stages 0 and 1, and stage 4 on the plain path, in one statement (a fresh backend plans one
 -- statement, not three functions', to take its first job):
@@ -16,9 +18,8 @@ DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.claim_open(text[], text, integer, timesta
 --      leases of its single-consumer queues (free, expired, or already its own);
 --   1. opens the queues it may serve now: not paused, breaker closed, not held, not served by a
 --      higher-priority drain, single-consumer queues only with their lease and none of their
---      jobs leased. A single-consumer queue whose jobs' leases ran out (their drain died) gets
---      them back at their places (`place_at`, kept by the claim) and opens to the next claim
---      (`restored`): taken as they are, they would come after the queue's later jobs;
+--      jobs leased. Jobs whose lease ran out (their drain died) are taken again at their places,
+--      which a lease keeps (`run_at`), ahead of the queue's later jobs;
 --   whether any open queue is gated: one has a global cap or admission partitions, so stages 2
 --      and 2b have work to do and claim_pick walks them. A new gate in claim_room is named here too;
 --   4. when none is (the plain path), each open queue's jobs walked on the ready index in claim
@@ -30,7 +31,7 @@ CREATE FUNCTION :SLUICE_SCHEMA.claim_open(
   p_queues text[], p_invocation text, p_priority integer, p_until timestamptz, p_jobs_done integer,
   p_limit integer, p_defer text[],
   OUT open text[], OUT gated boolean, OUT ids bigint[], OUT due timestamptz[], OUT single boolean[],
-  OUT exclusive text[], OUT cut_queues text[], OUT cut_names text[], OUT restored boolean
+  OUT exclusive text[], OUT cut_queues text[], OUT cut_names text[]
 )
 LANGUAGE plpgsql
 SET jit = off
@@ -55,10 +56,6 @@ BEGIN
     ON CONFLICT ON CONSTRAINT queue_leases_pkey DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
     WHERE l.holder = excluded.holder OR l.expires_at < now()
     RETURNING l.queue
-  ), restored AS (
-    -- Jobs of those queues whose lease ran out, back at their places (claim_restore_places). The
-    -- queue opens to the next claim, which sees them there.
-    SELECT q.queue FROM queue_leased q WHERE :SLUICE_SCHEMA.claim_restore_places(q.queue) > 0
   ), opened AS (
     SELECT q.name, coalesce(c.single_consumer, false) AS single_consumer, c.global_cap, p_limit AS room
     FROM unnest(p_queues) AS q(name)
@@ -66,11 +63,11 @@ BEGIN
     -- A single-consumer queue's first job still leased: its lease may have been freed by a
     -- transaction this statement waited for, and then its snapshot shows that holder's jobs
     -- leased, not as that commit left them (handed back or retrying, ahead of the jobs after
-    -- them). It claims nothing then; its next claim sees them. Looked up per queue on
-    -- jobs_leased (a lateral subquery with a limit), read only for a single-consumer queue.
+    -- them). It claims nothing then; its next claim sees them. Looked up per queue on its lease
+    -- rows (a lateral subquery with a limit), read only for a single-consumer queue.
     LEFT JOIN LATERAL (
-      SELECT true AS busy FROM :SLUICE_SCHEMA.jobs l
-      WHERE c.single_consumer AND l.queue = c.name AND l.lease_token IS NOT NULL AND l.run_at > now()
+      SELECT true AS busy FROM :SLUICE_SCHEMA.leased_jobs l
+      WHERE c.single_consumer AND l.queue = c.name AND l.lease_until > now()
       LIMIT 1
     ) leased ON true
     -- A queue without a row (not synced yet) has no state of its own to check, but a drain of
@@ -81,7 +78,6 @@ BEGIN
       AND coalesce(c.held_until, '-infinity') <= now()
       AND (NOT c.single_consumer OR (
             c.name IN (SELECT queue FROM queue_leased)
-        AND c.name NOT IN (SELECT queue FROM restored)
         AND leased.busy IS NULL))
     ))
     AND NOT EXISTS (
@@ -120,9 +116,8 @@ BEGIN
          (SELECT array_agg(single_consumer ORDER BY priority, run_at, id) FROM picked),
          (SELECT array_agg(exclusive_key ORDER BY priority, run_at, id) FROM picked),
          (SELECT array_agg(queue ORDER BY queue) FROM cut),
-         (SELECT array_agg(name ORDER BY queue) FROM cut),
-         EXISTS (SELECT 1 FROM restored)
-  INTO open, gated, ids, due, single, exclusive, cut_queues, cut_names, restored;
+         (SELECT array_agg(name ORDER BY queue) FROM cut)
+  INTO open, gated, ids, due, single, exclusive, cut_queues, cut_names;
 END
 $fn$;
 

@@ -1,5 +1,8 @@
 -- Dead-letters jobs whose last attempt never settled: the lease ran out with no attempts left,
--- typically because the handler crashed or timed out the function every time.
+-- typically because the handler crashed or timed out the function every time. Found on the lease
+-- rows whose end has passed (claim_leases), which it then deletes once no job is theirs: a
+-- settle deletes the rows whose jobs it ended, and this clears what is left (a drain that died, a
+-- lease ended by some other statement, two settles of one claim at once).
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.bury_exhausted(p_limit integer)
 RETURNS integer LANGUAGE plpgsql
 -- Plans here are cheap and run often; JIT compiling them costs far more than it saves.
@@ -13,9 +16,11 @@ BEGIN
   WITH dead AS (
     DELETE FROM :SLUICE_SCHEMA.jobs j
     WHERE j.id IN (
-      SELECT id FROM :SLUICE_SCHEMA.jobs
-      WHERE lease_token IS NOT NULL AND run_at <= now() AND attempts >= max_attempts
-      ORDER BY run_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+      SELECT x.id FROM :SLUICE_SCHEMA.claim_leases l
+      CROSS JOIN LATERAL unnest(l.ids) AS x(id)
+      JOIN :SLUICE_SCHEMA.jobs f ON f.id = x.id AND f.lease_token = l.token
+      WHERE l.lease_until <= now() AND f.attempts >= f.max_attempts
+      ORDER BY l.lease_until LIMIT p_limit FOR UPDATE OF f SKIP LOCKED
     )
     RETURNING j.*, jsonb_build_object('name', 'LeaseExpired', 'code', 'LEASE_EXPIRED', 'attempt', j.attempts,
       'at', now(),
@@ -45,6 +50,7 @@ BEGIN
   IF jsonb_array_length(v_children) > 0 THEN
     PERFORM :SLUICE_SCHEMA.steps_children_ended(v_children);
   END IF;
+  PERFORM :SLUICE_SCHEMA.claim_leases_ended(NULL, NULL);
   RETURN v_n;
 END
 $fn$;

@@ -32,8 +32,8 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.job_reason(j :SLUICE_SCHEMA.jobs)
 RETURNS text LANGUAGE sql STABLE
 AS $fn$
   SELECT CASE
-    WHEN j.lease_token IS NOT NULL AND j.run_at > now()
-      THEN 'running (lease until ' || :SLUICE_SCHEMA.admission_iso(j.run_at) || ')'
+    WHEN j.lease_token IS NOT NULL AND j.lease_until > now()
+      THEN 'running (lease until ' || :SLUICE_SCHEMA.admission_iso(j.lease_until) || ')'
     WHEN j.attempts >= j.max_attempts THEN 'out of attempts: maintenance moves it to the dead letters'
     ELSE coalesce(
       CASE WHEN j.lease_token IS NULL AND (j.run_at > now() OR j.waiting > 0)
@@ -50,12 +50,12 @@ AS $fn$
         CASE WHEN p.policy IS NOT NULL THEN :SLUICE_SCHEMA.admission_in_flight(p.policy, p.partition_key) END,
         g.global_max,
         CASE WHEN g.global_max IS NOT NULL THEN (
-          SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs a
-          WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()) END,
+          SELECT count(*)::integer FROM :SLUICE_SCHEMA.leased_jobs a
+          WHERE a.policy = g.name AND a.lease_until > now()) END,
         c.global_cap,
         CASE WHEN c.global_cap IS NOT NULL THEN (
-          SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
-          WHERE f.queue = c.name AND f.lease_token IS NOT NULL AND f.run_at > now()) END),
+          SELECT count(*)::integer FROM :SLUICE_SCHEMA.leased_jobs f
+          WHERE f.queue = c.name AND f.lease_until > now()) END),
       CASE WHEN u.key IS NOT NULL
            THEN format('waiting for key %s (held by job %s until %s)', u.key, u.job_id,
                        :SLUICE_SCHEMA.admission_iso(u.expires_at)) END,

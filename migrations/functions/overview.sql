@@ -29,10 +29,12 @@ WITH RECURSIVE rel AS (
   -- Each sampled block's rows per queue and state.
   -- (A counted table is one stratum: no block needed, and no ctid read per row.)
   SELECT queue, CASE WHEN (SELECT large FROM sampling) THEN (ctid::text::point)[0] END AS block,
-         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts)::float8 AS ready,
-         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts = 0)::float8 AS scheduled,
-         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND attempts > 0)::float8 AS retrying,
-         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts AND policy IS NOT NULL) AS oldest_admitted
+         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts
+                          AND (lease_token IS NULL OR lease_until <= now()))::float8 AS ready,
+         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND last_error IS NULL)::float8 AS scheduled,
+         count(*) FILTER (WHERE run_at > now() AND lease_token IS NULL AND last_error IS NOT NULL)::float8 AS retrying,
+         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts AND policy IS NOT NULL
+                             AND (lease_token IS NULL OR lease_until <= now())) AS oldest_admitted
   FROM :SLUICE_SCHEMA.jobs TABLESAMPLE SYSTEM ((SELECT percent FROM sampling))
   GROUP BY 1, 2
 ), sampled AS (
@@ -47,28 +49,22 @@ WITH RECURSIVE rel AS (
   FROM blocks b, (SELECT percent::float8 / 100 AS p FROM sampling) s
   GROUP BY b.queue, s.p
 ), running AS (
-  SELECT queue, count(*)::float8 AS running FROM :SLUICE_SCHEMA.jobs
-  WHERE lease_token IS NOT NULL AND run_at > now() GROUP BY queue
+  -- The jobs in flight, few and read on their lease rows (the view leased_jobs).
+  SELECT queue, count(*)::float8 AS running FROM :SLUICE_SCHEMA.leased_jobs
+  WHERE lease_until > now() GROUP BY queue
 ), lapsed AS (
   -- Last attempts whose lease ran out: due, but with no attempt left (not ready).
-  SELECT queue, count(*)::float8 AS lapsed FROM :SLUICE_SCHEMA.jobs
-  WHERE lease_token IS NOT NULL AND attempts >= max_attempts AND run_at <= now() GROUP BY queue
+  SELECT queue, count(*)::float8 AS lapsed FROM :SLUICE_SCHEMA.leased_jobs
+  WHERE attempts >= max_attempts AND lease_until <= now() GROUP BY queue
 ), blocked AS (
   SELECT queue, count(*)::float8 AS blocked FROM :SLUICE_SCHEMA.blocked GROUP BY queue
-), leased AS (
-  -- Leased plain jobs per queue, few and read once on jobs_leased: due (the lease ran out) and
-  -- later (running), and the oldest due with attempts left.
-  SELECT queue, count(*) FILTER (WHERE run_at <= now())::float8 AS due,
-         count(*) FILTER (WHERE run_at > now())::float8 AS later,
-         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS oldest
-  FROM :SLUICE_SCHEMA.jobs WHERE lease_token IS NOT NULL AND policy IS NULL GROUP BY queue
 ), pairs AS (
   -- Every distinct (queue, priority) of the jobs table, one index probe each.
-  (SELECT queue, priority FROM :SLUICE_SCHEMA.jobs WHERE policy IS NULL AND lease_token IS NULL ORDER BY queue, priority LIMIT 1)
+  (SELECT queue, priority FROM :SLUICE_SCHEMA.jobs WHERE policy IS NULL ORDER BY queue, priority LIMIT 1)
   UNION ALL
   SELECT nxt.queue, nxt.priority FROM pairs p, LATERAL (
     SELECT j.queue, j.priority FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy IS NULL AND j.lease_token IS NULL AND (j.queue, j.priority) > (p.queue, p.priority)
+    WHERE j.policy IS NULL AND (j.queue, j.priority) > (p.queue, p.priority)
     ORDER BY j.queue, j.priority LIMIT 1) nxt
 ), pair_caps AS (
   -- A queue's cap shared among its priorities, so a queue costs at most about exactRows rows.
@@ -77,46 +73,39 @@ WITH RECURSIVE rel AS (
 ), capped AS (
   -- Index-only counts of each range, each stopping one row past its cap: a lower bound of the
   -- range's rows, exact when the cap was not passed. A policy's due and later jobs are one scan.
+  -- The ranges hold the leased jobs too, all due (a lease keeps its job's place): the running and
+  -- lapsed ones are taken off the due count below.
   SELECT c.queue, least(x.due, c.cap) AS due, least(x.later, c.cap) AS later,
          x.due <= c.cap AS due_exact, x.later <= c.cap AS later_exact
   FROM pair_caps c, LATERAL (SELECT
-    (SELECT count(*) FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.policy IS NULL AND j.lease_token IS NULL
+    (SELECT count(*) FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.policy IS NULL
        AND j.queue = c.queue AND j.priority = c.priority AND j.run_at <= now() LIMIT c.cap + 1) y)::float8 AS due,
-    (SELECT count(*) FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.policy IS NULL AND j.lease_token IS NULL
+    (SELECT count(*) FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.policy IS NULL
        AND j.queue = c.queue AND j.priority = c.priority AND j.run_at > now() LIMIT c.cap + 1) y)::float8 AS later) x
   UNION ALL
-  -- Leased plain jobs, which jobs_ready does not hold: due once their lease ran out, later while
-  -- it runs (as a policy's leased jobs are counted on jobs_admitted).
-  SELECT l.queue, l.due, l.later, true, true FROM leased l WHERE (SELECT large FROM sampling)
-  UNION ALL
-  -- A policy's jobs: waiting ones on jobs_admit, leased ones on jobs_admitted, each capped.
+  -- A policy's jobs on jobs_admit, capped.
   SELECT a.queue, x.due, x.later, x.due + x.later <= $5, x.due + x.later <= $5
   FROM :SLUICE_SCHEMA.policies a, LATERAL (
     SELECT count(*) FILTER (WHERE y.run_at <= now())::float8 AS due,
            count(*) FILTER (WHERE y.run_at > now())::float8 AS later
-    FROM ((SELECT j.run_at FROM :SLUICE_SCHEMA.jobs j WHERE j.policy = a.name AND j.lease_token IS NULL LIMIT $5 + 1)
-          UNION ALL
-          (SELECT j.run_at FROM :SLUICE_SCHEMA.jobs j WHERE j.policy = a.name AND j.lease_token IS NOT NULL LIMIT $5 + 1)) y) x
+    FROM (SELECT j.run_at FROM :SLUICE_SCHEMA.jobs j WHERE j.policy = a.name LIMIT $5 + 1) y) x
   WHERE (SELECT large FROM sampling)
 ), exact AS (
   -- Per queue: the sums, each a lower bound of its state, exact when no range passed its cap;
   -- the retrying jobs from their own index, capped alike.
   SELECT c.queue, sum(c.due) AS due, sum(c.later) AS later, bool_and(c.due_exact) AS due_exact,
          bool_and(c.later_exact) AS later_exact,
-         (SELECT count(*) FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.attempts > 0 AND j.lease_token IS NULL
-            AND j.queue = c.queue AND j.run_at > now() LIMIT $5 + 1) y)::float8 AS retrying
+         (SELECT count(*) FROM (SELECT 1 FROM :SLUICE_SCHEMA.jobs j WHERE j.last_error IS NOT NULL
+            AND j.lease_token IS NULL AND j.queue = c.queue AND j.run_at > now() LIMIT $5 + 1) y)::float8 AS retrying
   FROM capped c GROUP BY c.queue
 ), oldest AS (
   SELECT o.queue, min(o.at) AS oldest_ready FROM (
     SELECT p.queue, (
       SELECT j.run_at FROM :SLUICE_SCHEMA.jobs j
-      WHERE j.policy IS NULL AND j.lease_token IS NULL AND j.queue = p.queue AND j.priority = p.priority
-        AND j.run_at <= now() AND j.attempts < j.max_attempts
+      WHERE j.policy IS NULL AND j.queue = p.queue AND j.priority = p.priority
+        AND j.run_at <= now() AND j.attempts < j.max_attempts AND (j.lease_token IS NULL OR j.lease_until <= now())
       ORDER BY j.run_at LIMIT 1) AS at
-    FROM pairs p
-    UNION ALL
-    -- Plain jobs whose lease ran out (jobs_ready holds no leased job).
-    SELECT l.queue, l.oldest FROM leased l) o
+    FROM pairs p) o
   GROUP BY o.queue
 ), names AS (
   SELECT unnest($1::text[]) AS queue UNION SELECT name FROM :SLUICE_SCHEMA.queues UNION SELECT queue FROM oldest
@@ -134,16 +123,15 @@ WITH RECURSIVE rel AS (
   LEFT JOIN running r ON r.queue = n.queue LEFT JOIN lapsed l ON l.queue = n.queue
   LEFT JOIN blocked b ON b.queue = n.queue LEFT JOIN oldest o ON o.queue = n.queue,
   LATERAL (SELECT NOT (SELECT large FROM sampling) AS small,
-                  greatest(coalesce(e.due, 0) - coalesce(l.lapsed, 0), 0) AS ready_low,
+                  greatest(coalesce(e.due, 0) - coalesce(r.running, 0) - coalesce(l.lapsed, 0), 0) AS ready_low,
                   coalesce(e.retrying, 0) AS retrying_low,
-                  greatest(coalesce(e.later, 0) - coalesce(r.running, 0) - coalesce(e.retrying, 0), 0)
-                    AS scheduled_low) low,
+                  greatest(coalesce(e.later, 0) - coalesce(e.retrying, 0), 0) AS scheduled_low) low,
   LATERAL (SELECT
     low.small OR coalesce(e.due_exact, true) AS ready_exact,
     low.small OR coalesce(e.retrying, 0) <= $5 AS retrying_exact,
     low.small OR (coalesce(e.later_exact, true) AND coalesce(e.retrying, 0) <= $5) AS scheduled_exact,
-    -- A lower bound of scheduled: the later jobs counted, less running and retrying, when the
-    -- retrying ones are exact (else nothing is known below).
+    -- A lower bound of scheduled: the later jobs counted, less the retrying ones, when those are
+    -- exact (else nothing is known below).
     CASE WHEN coalesce(e.retrying, 0) <= $5 THEN low.scheduled_low ELSE 0 END AS scheduled_floor) x,
   LATERAL (SELECT
     CASE WHEN low.small THEN coalesce(s.ready, 0) WHEN x.ready_exact THEN low.ready_low

@@ -2,7 +2,7 @@
 -- their lease ran out), and policy jobs due in partitions that are not paused, slowed down, out of
 -- tokens, at their cap or in a policy at its global cap (a cap frees up as the jobs running
 -- settle, and the drain running them claims again then). Each walk is ordered as its index is
--- (ready or admit; leased or admitted for leases that ran out), so that it is walked on it:
+-- (ready or admit, which hold leased jobs too, passed here), so that it is walked on it:
 -- unordered, a limited scan of the whole table can look cheaper, and reads every job when a
 -- partition has fewer than p_cap.
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.queue_ready(p_queues text[], p_cap integer)
@@ -12,37 +12,20 @@ AS $fn$
     (SELECT 1 FROM unnest(p_queues) AS q(name)
      CROSS JOIN LATERAL (
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.queue = q.name AND j.policy IS NULL AND j.lease_token IS NULL AND j.run_at <= now()
-         AND j.attempts < j.max_attempts
+       WHERE j.queue = q.name AND j.policy IS NULL AND (j.lease_token IS NULL OR j.lease_until <= now())
+         AND j.run_at <= now() AND j.attempts < j.max_attempts
        ORDER BY j.priority, j.run_at, j.id
-       LIMIT p_cap) x
-     LIMIT p_cap)
-    UNION ALL
-    -- Plain jobs whose lease ran out (the ready index holds no leased job): on jobs_leased's
-    -- range of ended leases.
-    (SELECT 1 FROM unnest(p_queues) AS q(name)
-     CROSS JOIN LATERAL (
-       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.queue = q.name AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.policy IS NULL
-         AND j.attempts < j.max_attempts
        LIMIT p_cap) x
      LIMIT p_cap)
     UNION ALL
     (SELECT 1 FROM :SLUICE_SCHEMA.partitions p
      CROSS JOIN LATERAL (
-       (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
-          AND j.run_at <= now() AND j.attempts < j.max_attempts
-        ORDER BY j.priority, j.run_at, j.id
-        LIMIT p_cap)
-       UNION ALL
-       -- Whose lease ran out (the admit index holds no leased job): on jobs_admitted's range of
-       -- ended leases.
-       (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-          AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
-        ORDER BY j.policy, j.partition_key, j.run_at
-        LIMIT p_cap)) x
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.policy = p.policy AND j.partition_key = p.partition_key
+         AND (j.lease_token IS NULL OR j.lease_until <= now())
+         AND j.run_at <= now() AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
+       LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
        AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
@@ -52,8 +35,8 @@ AS $fn$
        AND NOT EXISTS (
          SELECT 1 FROM :SLUICE_SCHEMA.policies g
          WHERE g.name = p.policy AND g.global_max IS NOT NULL AND g.global_max <= (
-           SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
-           WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()))
+           SELECT count(*) FROM :SLUICE_SCHEMA.leased_jobs a
+           WHERE a.policy = g.name AND a.lease_until > now()))
      LIMIT p_cap)
   ) r
 $fn$;

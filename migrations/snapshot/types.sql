@@ -31,3 +31,18 @@ CREATE VIEW job_stats_runs AS
     unnest(COALESCE(durations, ARRAY[duration_ms])) AS duration_ms,
     unnest(COALESCE(waits, ARRAY[wait_ms])) AS wait_ms
    FROM :SLUICE_SCHEMA.job_stats s;
+
+CREATE VIEW leased_jobs AS
+ SELECT queue,
+    policy,
+    partition_key,
+    lease_until,
+    token,
+    id,
+    attempts,
+    max_attempts,
+    leased_by,
+    run_at
+   FROM :SLUICE_SCHEMA.claim_leases l
+     CROSS JOIN LATERAL unnest(ids) x(id)
+     JOIN :SLUICE_SCHEMA.jobs j ON id = id AND lease_token = token;

@@ -144,11 +144,8 @@ export function pruneIdlePartitions(t: string, idleMs: number, limit: number): S
     AND greatest(coalesce(p.last_enqueued_at, p.created_at), coalesce(p.last_admitted_at, p.created_at))
         < now() - $1::bigint * interval '1 millisecond'
     AND (p.rate IS NULL OR ${t}.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= p.burst)
-    -- No job: none waiting (the admit index) and none leased (jobs_admitted).
-    AND NOT EXISTS (SELECT 1 FROM ${t}.jobs j
-                    WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL)
-    AND NOT EXISTS (SELECT 1 FROM ${t}.jobs j
-                    WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL)
+    -- No job, waiting or leased (the admit index holds both).
+    AND NOT EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.policy = p.policy AND j.partition_key = p.partition_key)
   LIMIT $2
   FOR UPDATE OF p SKIP LOCKED
 ), gone AS (

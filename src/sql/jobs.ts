@@ -110,12 +110,12 @@ export interface JobFilter {
   limit: number
 }
 
-// Running: leased and the lease not run out. Retrying: an attempt ran before and the next one is
-// not due yet. Due, it is waiting, as the overview counts it ready: a failed job whose retry is
+// Running: leased and the lease not run out. Retrying: an attempt failed before and the next one
+// is not due yet. Due, it is waiting, as the overview counts it ready: a failed job whose retry is
 // due, and one whose lease ran out (claimable again), until a drain takes it.
 const STATE = `CASE
-    WHEN j.lease_token IS NOT NULL AND j.run_at > now() THEN 'running'
-    WHEN j.run_at > now() AND j.attempts > 0 THEN 'retrying'
+    WHEN j.lease_token IS NOT NULL AND j.lease_until > now() THEN 'running'
+    WHEN j.run_at > now() AND j.last_error IS NOT NULL THEN 'retrying'
     WHEN j.run_at > now() THEN 'scheduled'
     ELSE 'waiting' END`
 
@@ -256,7 +256,7 @@ export interface JobResultRow {
 export function getJobResult(t: string, id: string): Statement {
   return {
     text: `SELECT state, result, error FROM (
-  SELECT CASE WHEN j.lease_token IS NOT NULL AND j.run_at > now() THEN 'running' ELSE 'pending' END AS state,
+  SELECT CASE WHEN j.lease_token IS NOT NULL AND j.lease_until > now() THEN 'running' ELSE 'pending' END AS state,
          NULL::jsonb AS result, NULL::jsonb AS error, 0 AS rank
   FROM ${t}.jobs j WHERE j.id = $1::bigint
   UNION ALL

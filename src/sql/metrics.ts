@@ -26,11 +26,13 @@ export interface QueueMetrics {
 function queueMetricsSelect(t: string): string {
   return `WITH j AS (
   SELECT queue,
-         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS ready,
+         count(*) FILTER (WHERE run_at <= now() AND attempts < max_attempts
+                          AND (lease_token IS NULL OR lease_until <= now())) AS ready,
          count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS delayed,
-         count(*) FILTER (WHERE lease_token IS NULL AND run_at > now() AND attempts > 0) AS retrying,
-         count(*) FILTER (WHERE lease_token IS NOT NULL AND run_at > now()) AS in_flight,
-         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts) AS oldest_ready
+         count(*) FILTER (WHERE lease_token IS NULL AND run_at > now() AND last_error IS NOT NULL) AS retrying,
+         count(*) FILTER (WHERE lease_token IS NOT NULL AND lease_until > now()) AS in_flight,
+         min(run_at) FILTER (WHERE run_at <= now() AND attempts < max_attempts
+                             AND (lease_token IS NULL OR lease_until <= now())) AS oldest_ready
   FROM ${t}.jobs
   GROUP BY queue
 ), d AS (

@@ -91,11 +91,11 @@ export const OVERVIEW_LIMITS: OverviewLimits = { exactPages: 6_000, exactRows: 2
  *
  * A table of at most `exactPages` is counted. On a larger one, each queue's states are counted
  * exactly from indexes while they are small: the due and not-yet-due jobs of each (queue,
- * priority) range of jobs_ready (and of each admission policy, waiting on jobs_admit and leased
- * on jobs_admitted), and the retrying ones on jobs_retrying, each scan stopping after `exactRows`
- * rows; leased plain jobs (which jobs_ready does not hold) and running jobs (both on
- * jobs_leased), and lapsed last attempts (jobs_last_attempt), are few and counted. Scheduled is
- * the not-yet-due jobs less the running and retrying ones. A state whose count reached the cap
+ * priority) range of jobs_ready (and of each admission policy on jobs_admit), and the retrying
+ * ones on jobs_retrying, each scan stopping after `exactRows` rows; running jobs and lapsed last
+ * attempts, few, are counted on their lease rows (the view leased_jobs). The ranges hold leased
+ * jobs too, all due (a lease keeps its job's place): ready is the due jobs less the running and
+ * lapsed ones, scheduled the not-yet-due jobs less the retrying ones. A state whose count reached the cap
  * is estimated from a block sample (TABLESAMPLE SYSTEM, each block taken with probability p): the
  * Horvitz-Thompson sum of the sampled blocks' counts over p, whose variance is estimated from the
  * same blocks as (1 - p) / p² · Σ y², y the state's rows in a block. That variance grows when a

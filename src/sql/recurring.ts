@@ -126,7 +126,7 @@ export function recurringTasks(t: string): Statement {
     'slot', l.slot, 'jobId', l.job_id::text, 'status', l.status, 'manual', l.manual,
     'outcome', CASE
       WHEN l.job_id IS NULL THEN NULL
-      WHEN EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.id = l.job_id AND j.lease_token IS NOT NULL AND j.run_at > now())
+      WHEN EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.id = l.job_id AND j.lease_token IS NOT NULL AND j.lease_until > now())
         THEN 'running'
       WHEN EXISTS (SELECT 1 FROM ${t}.jobs j WHERE j.id = l.job_id) THEN 'waiting'
       WHEN EXISTS (SELECT 1 FROM ${t}.blocked b WHERE b.id = l.job_id) THEN 'blocked'

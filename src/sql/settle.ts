@@ -237,13 +237,13 @@ function settleParts(t: string, p: SettleParams): { cte: string; call: string; v
   }
   if (p.finish?.sweep) {
     // Jobs still leased to this invocation that this settle does not name were taken by a claim
-    // whose reply never arrived: they go back with the rest, attempt uncounted, due now, or at
-    // their place in a single-consumer queue (kept by the claim), ahead of its later jobs.
+    // whose reply never arrived: they go back with the rest, attempt uncounted, at their place
+    // (which a lease keeps), found on their lease rows (the view leased_jobs).
     ctes.push(`orphans AS (
-  SELECT coalesce(array_agg(j.id), '{}') AS ids, coalesce(array_agg(j.lease_token), '{}') AS tokens,
-         coalesce(array_agg(coalesce(j.place_at, now())), '{}') AS due
-  FROM ${t}.jobs j
-  WHERE j.leased_by = ${placeholder('p_invocation')} AND j.lease_token IS NOT NULL
+  SELECT coalesce(array_agg(j.id), '{}') AS ids, coalesce(array_agg(j.token), '{}') AS tokens,
+         coalesce(array_agg(j.run_at), '{}') AS due
+  FROM ${t}.leased_jobs j
+  WHERE j.leased_by = ${placeholder('p_invocation')}
     AND j.id <> ALL (${placeholder('p_ok_id')} || ${placeholder('p_ko_id')} || ${placeholder('p_back_id')})
 )`)
     args.set('p_back_id', `${placeholder('p_back_id')} || (SELECT ids FROM orphans)`)

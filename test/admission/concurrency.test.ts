@@ -74,7 +74,7 @@ test("a dead drain's slots come back with its leases: nothing more is admitted i
   )
   expect(dead).toHaveLength(3)
   const [{ lease_end, now }] = (await env.sql(
-    `SELECT max(run_at) AS lease_end, now() FROM $schema.jobs WHERE leased_by = 'dead-drain'`,
+    `SELECT max(lease_until) AS lease_end, now() FROM $schema.jobs WHERE leased_by = 'dead-drain'`,
   )) as [{ lease_end: Date; now: Date }]
   // The live drain starts well before the leases end (on the database's clock).
   expect(lease_end.getTime() - now.getTime()).toBeGreaterThan(2_000)

@@ -1,7 +1,7 @@
 /**
- * Admitted jobs whose drain died are taken again from jobs_admitted's range of ended leases (the
- * admit index holds no leased job). Six claimers on six connections race for them: each job is
- * leased again exactly once, to the claimer whose claim returned it.
+ * Admitted jobs whose drain died are taken again at their places on the admit index, which holds
+ * leased jobs too (the walk takes one whose lease has ended). Six claimers on six connections race
+ * for them: each job is leased again exactly once, to the claimer whose claim returned it.
  */
 import type pg from 'pg'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -27,8 +27,10 @@ test('six claimers at once take each ended lease once', async () => {
     // Leased by a drain that died a minute ago, each with attempts left.
     await s.sql('DELETE FROM $t.jobs')
     await s.sql(
-      `INSERT INTO $t.jobs (queue, name, payload, policy, partition_key, lease_token, leased_by, attempts, run_at)
+      `INSERT INTO $t.jobs (queue, name, payload, policy, partition_key, lease_token, leased_by, attempts, run_at,
+                            lease_until)
        SELECT 'mail', 'send', '{}', 'send', 'k' || (i % $1::int), gen_random_uuid(), 'inv-dead', 1,
+              now() - interval '2 minutes' - i * interval '1 millisecond',
               now() - interval '1 minute' - i * interval '1 millisecond'
        FROM generate_series(1, $2::int) i`,
       [PARTITIONS, JOBS],

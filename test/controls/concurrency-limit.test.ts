@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { ConflictError, defineJob } from '../../src/index.js'
-import { makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
+import { endLeasesSql, makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
@@ -78,7 +78,7 @@ test('a drain that dies holding a slot: the job is re-delivered after its lease 
   await env.sql(`SELECT * FROM $schema.claim(ARRAY['default'], 10, 60000, 'dead-drain', 0, 0)`)
   expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
   // Its lease runs out; maintenance reaps the invocation; the job runs again and frees the slot.
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  await env.sql(endLeasesSql('$schema'))
   await env.sql(`UPDATE $schema.invocations SET expires_at = now() - interval '1 ms'`)
   await env.sluice.maintain()
   expect(await env.sluice.drain()).toMatchObject({ completed: 1 })

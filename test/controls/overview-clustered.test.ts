@@ -37,8 +37,7 @@ beforeAll(async () => {
   rows = rowFactory(t.admin, `"${t.schema}"`)
   await load(bulk, 60_000)
   await load(later, 39_992, 3_600_000)
-  for (let i = 0; i < 3; i++)
-    await rows.job({ queue: 'later', name: 'later', dueInMs: 3_600_000, attempts: 1 })
+  for (let i = 0; i < 3; i++) await rows.failed(1, { queue: 'later', name: 'later', dueInMs: 3_600_000 })
   await load(tiny, 5)
   // As autovacuum leaves the table: a visibility map for the index-only counts, statistics.
   await t.sql('VACUUM (ANALYZE) $schema.jobs')

@@ -114,14 +114,15 @@ test('the sampled path agrees when it samples every block, and says it estimates
 })
 
 test('jobs whose lease ran out are ready, plain or admitted, on the exact and the large paths', async () => {
-  // Leased jobs are in neither claim index (jobs_ready, jobs_admit): the large path reads them
-  // on jobs_leased and jobs_admitted.
-  await rows.leased('inv-gone', { queue: 'lapsed', name: 'ok', expiresInMs: -60_000 })
+  // Leased jobs are in the claim indexes (jobs_ready, jobs_admit) at their places, all due: the
+  // large path takes the running ones, counted on their lease rows, off the due count. A job whose
+  // lease ran out is ready from its place (due a minute ago here).
+  await rows.leased('inv-gone', { queue: 'lapsed', name: 'ok', dueInMs: -60_000, expiresInMs: -1 })
   await rows.leased('inv-1', { queue: 'lapsed', name: 'ok' })
   await rows.job({ queue: 'lapsed', name: 'ok' })
   await rows.partition({ policy: 'gov', partitionKey: 'k', queue: 'governed' })
   const admitted = { queue: 'governed', name: 'gov', policy: 'gov', partitionKey: 'k' }
-  await rows.leased('inv-gone', { ...admitted, expiresInMs: -60_000 })
+  await rows.leased('inv-gone', { ...admitted, dueInMs: -60_000, expiresInMs: -1 })
   await rows.leased('inv-1', admitted)
   await rows.job(admitted)
   const exact = await withLimits({ exactPages: 1_000_000, exactRows: 2_000, samplePages: 200 })

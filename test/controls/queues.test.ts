@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { defineJob } from '../../src/index.js'
-import { databaseUrl, makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
+import { databaseUrl, endLeasesSql, makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
@@ -200,7 +200,7 @@ test('single active consumer: when the holder dies, another drain takes over aft
   expect(await env.sql(`SELECT holder FROM $schema.queue_leases`)).toEqual([{ holder: 'doomed' }])
   expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
   await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  await env.sql(endLeasesSql('$schema'))
   expect(await env.sluice.drain()).toMatchObject({ completed: 2 })
 })
 
@@ -226,7 +226,7 @@ async function deadHolder(total: number, taken: number, maxAttempts = 25): Promi
   )
   await env.sql(`SELECT * FROM $schema.claim(ARRAY['sac'], ${taken}, 60000, 'doomed', 0, 0)`)
   await env.sql(`UPDATE $schema.queue_leases SET expires_at = now() - interval '1 ms'`)
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  await env.sql(endLeasesSql('$schema'))
   return order
 }
 

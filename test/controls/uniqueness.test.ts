@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { ConflictError, defineJob } from '../../src/index.js'
-import { makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
+import { endLeasesSql, makeSluice, perTestConnections, type TestSluice } from '../helpers/db.js'
 import { drainAll, OverlapRecorder, sleep } from '../helpers/overlap.js'
 
 let env: TestSluice | undefined
@@ -103,7 +103,7 @@ test('a drain that dies holding a while-executing lock: maintenance reaps it and
   await env.sql(`SELECT * FROM $schema.claim(ARRAY['default'], 1, 60000, 'dead-drain', 0, 0)`)
   expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
   await env.sql(`UPDATE $schema.invocations SET expires_at = now() - interval '1 ms'`)
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE lease_token IS NOT NULL`)
+  await env.sql(endLeasesSql('$schema'))
   // Before maintenance the lock still belongs to the dead drain's job; job 1 itself may retake it.
   const report = await env.sluice.maintain()
   expect(report.tasks.find((t) => t.task === 'reap-invocations')?.rows).toBe(1)

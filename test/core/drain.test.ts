@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { backoffDelay, defineJob, type Hooks, type JobRun, PermanentJobError } from '../../src/index.js'
-import { makeSluice, type TestSluice } from '../helpers/db.js'
+import { endLeasesSql, makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
 afterEach(async () => {
@@ -194,7 +194,7 @@ describe('leases', () => {
     const stale = env.sluice.drain({ budgetMs: 45_000 })
     await expect.poll(() => attempts.length).toBe(1)
     // The first drain is stuck; its lease runs out (the test moves the job's clock).
-    await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [id])
+    await env.sql(endLeasesSql('$schema', 'id = $1'), [id])
     expect(await env.sluice.drain()).toMatchObject({ claimed: 1, completed: 1 })
     expect(attempts).toEqual([1, 2])
     release()

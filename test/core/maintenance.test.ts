@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { createSluice, defineJob } from '../../src/index.js'
-import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { databaseUrl, endLeasesSql, makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
 afterEach(async () => {
@@ -43,7 +43,7 @@ test('a killed drain: its lease is reaped and its job re-delivered after the vis
   const { id } = await env.sluice.enqueue(poison, {})
   expect(crashDrain(env.schema)).toBe(137)
   const [leased] = await env.sql<{ attempts: number; leased: boolean; visible: boolean }>(
-    `SELECT attempts, lease_token IS NOT NULL AS leased, run_at <= now() AS visible FROM $schema.jobs WHERE id = $1`,
+    `SELECT attempts, lease_token IS NOT NULL AS leased, lease_until <= now() AS visible FROM $schema.jobs WHERE id = $1`,
     [id],
   )
   expect(leased).toEqual({ attempts: 1, leased: true, visible: false })
@@ -52,7 +52,7 @@ test('a killed drain: its lease is reaped and its job re-delivered after the vis
   expect(await env.sluice.drain()).toMatchObject({ claimed: 0 })
 
   // Time passes: the lease and the invocation expire (moved by the test, not slept).
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [id])
+  await env.sql(endLeasesSql('$schema', 'id = $1'), [id])
   await env.sql(`UPDATE $schema.invocations SET expires_at = now() - interval '1 ms'`)
   const report = await env.sluice.maintain()
   expect(report.tasks.find((t) => t.task === 'reap-invocations')).toMatchObject({ ran: true, rows: 1 })
@@ -66,7 +66,7 @@ test('a poison job that crashes the function every time ends in the dead letters
   const { id } = await env.sluice.enqueue(poison, {})
   for (let attempt = 1; attempt <= 2; attempt++) {
     expect(crashDrain(env.schema)).toBe(137)
-    await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms' WHERE id = $1`, [id])
+    await env.sql(endLeasesSql('$schema', 'id = $1'), [id])
   }
   // Out of attempts with an expired lease: never claimed again, not even by a crashing drain.
   expect(crashDrain(env.schema)).toBe(0)

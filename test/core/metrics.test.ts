@@ -26,9 +26,9 @@ test('sluice.metrics(): every queue in one statement, defined queues even when e
   await t.sluice.enqueue(work, {})
   await t.sluice.enqueue(work, {}, { delay: 600_000 })
   const leased = await t.sluice.enqueue(work, {})
-  // As a claim leaves it: a lease token and a run_at at the lease's end.
+  // As a claim leaves it: a lease token and the lease's end (its place, run_at, unchanged).
   await t.sql(
-    `UPDATE $schema.jobs SET lease_token = gen_random_uuid(), attempts = 1, run_at = now() + interval '1 minute'
+    `UPDATE $schema.jobs SET lease_token = gen_random_uuid(), attempts = 1, lease_until = now() + interval '1 minute'
      WHERE id = $1`,
     [leased.id],
   )

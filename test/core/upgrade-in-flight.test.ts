@@ -9,7 +9,8 @@ import { failureEntry, rowFactory } from '../helpers/rows.js'
 
 // A database at an earlier migration (17, the schema before the attempts timeline's columns;
 // 23, the last before jobs_ready left out leased jobs and jobs_leased was ordered by the lease's
-// end; 25, the last before jobs_admit left them out too), its rows seeded as the code of that
+// end; 25, the last before jobs_admit left them out too; 26, the last whose claim moved run_at to
+// the lease's end, with no lease rows), its rows seeded as the code of that
 // version wrote them, with jobs in every state a deploy can find them in: ready, retrying with
 // errors written by the earlier settle, leased by a drain that died, leased by drains still
 // running (a plain job, the holder of a concurrency slot with a job blocked behind it, an
@@ -17,7 +18,7 @@ import { failureEntry, rowFactory } from '../helpers/rows.js'
 // current migrations and functions; the running drains settle after the upgrade; drains then take
 // the rest. Every job completes exactly once.
 
-describe.each([17, 23, 25])('at migration %i', (BEFORE) => {
+describe.each([17, 23, 25, 26])('at migration %i', (BEFORE) => {
   const admin = pgPool(2)
   const pool = pgPool(4)
   const schema = uniqueSchema('flight')
@@ -61,7 +62,7 @@ describe.each([17, 23, 25])('at migration %i', (BEFORE) => {
   })
 
   test('jobs in flight upgrade and complete exactly once', async () => {
-    const rows = rowFactory(admin, t)
+    const rows = rowFactory(admin, t, { leaseInRunAt: true })
     const job = (tag: string, p: Parameters<typeof rows.job>[0] = {}) =>
       rows.job({ queue: 'work', name: 'work', payload: { tag }, ...p })
     for (const tag of ['ready-1', 'ready-2']) await job(tag)
@@ -111,6 +112,16 @@ describe.each([17, 23, 25])('at migration %i', (BEFORE) => {
     const result = await sluice.migrate()
     expect(result.applied).toEqual(migrations.filter((m) => m.version > BEFORE).map((m) => m.version))
 
+    // The jobs in flight are counted as before the upgrade: the three leases still running (on
+    // their lease rows since migration 0027), not the two whose drain died.
+    const running = await admin.query(`SELECT count(*)::int AS n FROM ${t}.jobs
+      WHERE lease_token IS NOT NULL AND lease_until > now()`)
+    expect(running.rows).toEqual([{ n: 3 }])
+    const counted = await admin.query(
+      `SELECT count(*)::int AS n FROM ${t}.leased_jobs WHERE lease_until > now()`,
+    )
+    expect(counted.rows).toEqual([{ n: 3 }])
+
     // The drain that was running across the upgrade finishes its jobs with the new settle.
     const finished = settle(t, {
       completions: live.map((j) => ({
@@ -149,7 +160,11 @@ describe.each([17, 23, 25])('at migration %i', (BEFORE) => {
       (await admin.query(`SELECT id::text FROM ${t}.archive WHERE payload->>'tag' = 'retrying'`)).rows[0].id,
     )
     expect(retried?.timeline.map((a) => a.outcome)).toEqual(['failed', 'failed', 'completed'])
-    // The semaphore gave its slot back, and the partition runs nothing.
+    // No lease row holds a job; maintenance deletes those of the leases that ran out (the drains
+    // that died), and the semaphore gave its slot back.
+    expect((await admin.query(`SELECT 1 FROM ${t}.leased_jobs`)).rows).toEqual([])
+    await admin.query(`SELECT ${t}.bury_exhausted(100)`)
+    expect((await admin.query(`SELECT 1 FROM ${t}.claim_leases`)).rows).toEqual([])
     expect((await admin.query(`SELECT value FROM ${t}.semaphores WHERE key = 'acct'`)).rows).toEqual([
       { value: 0 },
     ])

@@ -49,7 +49,7 @@ afterAll(async () => {
 })
 
 test('single-consumer jobs in flight at migration 21 upgrade, run once each, and keep their order', async () => {
-  const rows = rowFactory(admin, t)
+  const rows = rowFactory(admin, t, { leaseInRunAt: true })
   // Each queue's jobs were enqueued two minutes ago; its first was claimed since.
   const seed = async (queue: string, holder: string, leaseMs: number) => {
     await rows.queue({ name: queue, singleConsumer: true })

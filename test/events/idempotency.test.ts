@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { afterEach, expect, test } from 'vitest'
 import { z } from 'zod'
 import { createSluice, defineSubscriber, PermanentJobError, type SubscriberContext } from '../../src/index.js'
-import { databaseUrl, makeSluice, type TestSluice } from '../helpers/db.js'
+import { databaseUrl, endLeasesSql, makeSluice, type TestSluice } from '../helpers/db.js'
 
 let env: TestSluice | undefined
 afterEach(async () => {
@@ -61,7 +61,7 @@ test('published twice and re-delivered after the drain died past its commit: the
   ])
 
   // The lease runs out (moved by the test): the job is re-delivered to a healthy drain.
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms'`)
+  await env.sql(endLeasesSql('$schema'))
   const runs = { n: 0 }
   const healthy = createSluice({ database: databaseUrl, schema, subscribers: [ledger(schema, runs)] })
   expect(await healthy.drain()).toMatchObject({ claimed: 1, completed: 1, failed: 0 })
@@ -96,7 +96,7 @@ test('a re-delivery that runs while the first run is still inside its transactio
   const first = env.sluice.drain()
   await inside
   // The first run's lease runs out while its transaction is still open: a second drain takes the job.
-  await env.sql(`UPDATE $schema.jobs SET run_at = now() - interval '1 ms'`)
+  await env.sql(endLeasesSql('$schema'))
   const other = createSluice({ database: databaseUrl, schema, subscribers: [slow] })
   const second = other.drain()
   // Wait until the second run's mark insert is blocked on the first run's uncommitted mark.

@@ -116,3 +116,22 @@ export function perTestConnections(schemaOf: () => string): {
     closeAll: () => Promise.all(closers.splice(0).map((close) => close())).then(() => {}),
   }
 }
+
+/**
+ * SQL that ends, a millisecond ago, the leases of the leased jobs matching `where` (as if their
+ * drain had died): each job's `lease_until` and its lease row's (`claim_leases`), the jobs moved to
+ * a row of their own so that the rest of their claim keeps its lease. `schema` is the schema as the
+ * caller's query writes it (`$schema`, `$t`, or a quoted name).
+ */
+export function endLeasesSql(schema: string, where = 'true'): string {
+  return `WITH j AS (
+  UPDATE ${schema}.jobs SET lease_until = now() - interval '1 ms'
+  WHERE lease_token IS NOT NULL AND (${where})
+  RETURNING id, lease_token, queue, policy, partition_key, lease_until
+), trimmed AS (
+  UPDATE ${schema}.claim_leases l SET ids = ARRAY(SELECT x FROM unnest(l.ids) AS x WHERE x NOT IN (SELECT id FROM j))
+  WHERE l.token IN (SELECT lease_token FROM j)
+)
+INSERT INTO ${schema}.claim_leases (token, queue, policy, partition_key, lease_until, ids)
+SELECT lease_token, queue, policy, partition_key, lease_until, array_agg(id) FROM j GROUP BY 1, 2, 3, 4, 5`
+}

@@ -25,7 +25,7 @@ export interface JobParams {
   attempts?: number
   maxAttempts?: number
   enqueuedInMs?: number
-  /** Leased by an invocation: run_at becomes the lease's end. */
+  /** Leased by an invocation: lease_until is the lease's end, run_at stays its place. */
   lease?: LeaseParams
   lastError?: unknown
   /** The failure history, oldest first. */
@@ -179,7 +179,7 @@ export function failureEntry(attempt: number, message = `failure ${attempt}`): R
 }
 
 /** Seeders for the schema quoted as `t` (e.g. `"t_123"`), writing through `db`. */
-export function rowFactory(db: Queryable, t: string) {
+export function rowFactory(db: Queryable, t: string, options: { leaseInRunAt?: boolean } = {}) {
   const one = async (text: string, values: unknown[]): Promise<Record<string, unknown>> => {
     const { rows } = await db.query(text, values)
     const row = rows[0]
@@ -189,15 +189,30 @@ export function rowFactory(db: Queryable, t: string) {
 
   async function job(p: JobParams = {}): Promise<SeededJob> {
     const token = p.lease ? (p.lease.token ?? randomUUID()) : null
-    // $15, an absolute due time, wins when given (and not leased).
-    const runAt = `coalesce($15::timestamptz, ${p.lease ? ms(p.lease.expiresInMs ?? 30_000) : ms(p.dueInMs ?? 0)})`
+    // $15, an absolute due time, wins when given. A leased job keeps its place (run_at); its
+    // lease's end is lease_until, and the lease has its row in claim_leases, as a claim writes.
+    // With `leaseInRunAt`, as a claim wrote before migration 0027: run_at is the lease's end.
+    const legacy = options.leaseInRunAt === true
+    const due = p.lease && legacy ? ms(p.lease.expiresInMs ?? 30_000) : ms(p.dueInMs ?? 0)
+    const runAt = `coalesce($15::timestamptz, ${due})`
+    const leaseUntil = p.lease && !legacy ? ms(p.lease.expiresInMs ?? 30_000) : 'NULL'
     const row = await one(
-      `INSERT INTO ${t}.jobs (queue, name, payload, priority, run_at, attempts, max_attempts, lease_token, leased_by,
+      `WITH j AS (
+       INSERT INTO ${t}.jobs (queue, name, payload, priority, run_at, attempts, max_attempts, lease_token, leased_by,
                             enqueued_at, last_error, errors, concurrency_key, unique_key, exclusive_key, batch_id,
-                            policy, partition_key)
+                            policy, partition_key${legacy ? '' : ', lease_until'})
        VALUES ($1, $2, $3::jsonb, $4, ${runAt}, $5, $6, $7::uuid, $8, ${ms(p.enqueuedInMs ?? 0)}, $9::jsonb,
-               $10::jsonb, $11, $12, $13, $14::bigint, $16, $17)
-       RETURNING id::text AS id`,
+               $10::jsonb, $11, $12, $13, $14::bigint, $16, $17${legacy ? '' : `, ${leaseUntil}`})
+       RETURNING id${legacy ? '' : ', queue, policy, partition_key, lease_token, lease_until'}
+     )${
+       legacy
+         ? ''
+         : `, l AS (
+       INSERT INTO ${t}.claim_leases (token, queue, policy, partition_key, lease_until, ids)
+       SELECT lease_token, queue, policy, partition_key, lease_until, ARRAY[id] FROM j WHERE lease_token IS NOT NULL
+     )`
+     }
+     SELECT id::text AS id FROM j`,
       [
         p.queue ?? 'default',
         p.name ?? 'work',
@@ -213,7 +228,7 @@ export function rowFactory(db: Queryable, t: string) {
         p.uniqueKey ?? null,
         p.exclusiveKey ?? null,
         p.batchId ?? null,
-        p.lease ? null : (p.dueAt?.toISOString() ?? null),
+        p.lease && legacy ? null : (p.dueAt?.toISOString() ?? null),
         p.policy ?? null,
         p.policy === undefined ? null : (p.partitionKey ?? ''),
       ],

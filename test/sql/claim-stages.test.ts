@@ -289,7 +289,7 @@ describe('claim_lease', () => {
       lease_s: number | null
     }>(
       `SELECT id::text, leased_by, started_at IS NOT NULL AS started,
-              CASE WHEN lease_token IS NOT NULL THEN extract(epoch FROM run_at - now())::float8 END AS lease_s
+              CASE WHEN lease_token IS NOT NULL THEN extract(epoch FROM lease_until - now())::float8 END AS lease_s
        FROM $t.jobs ORDER BY id`,
     )
     expect(jobs.map(({ id, leased_by, started }) => ({ id, leased_by, started }))).toEqual([
@@ -298,6 +298,15 @@ describe('claim_lease', () => {
       { id: skipped.id, leased_by: null, started: false },
     ])
     expect(jobs[0]!.lease_s).toBeGreaterThan(25)
+    // One token for the claim, and its lease row: the queue, the lease's end and the jobs leased.
+    expect(
+      await s.sql(
+        `SELECT l.queue, l.ids::text[] AS ids, l.lease_until = j.lease_until AS same_end,
+                (SELECT count(DISTINCT lease_token)::int FROM $t.jobs WHERE lease_token IS NOT NULL) AS tokens
+         FROM $t.claim_leases l JOIN $t.jobs j ON j.lease_token = l.token AND j.id = $1`,
+        [a.id],
+      ),
+    ).toEqual([{ queue: 'q', ids: [a.id, b.id].sort(), same_end: true, tokens: 1 }])
   })
 
   it("charges an admitted job's partition a token", async () => {

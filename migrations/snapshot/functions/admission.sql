@@ -14,11 +14,12 @@ CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.admission_in_flight(p_policy text, p_p
  LANGUAGE sql
  STABLE
  SET enable_sort TO 'off'
+ SET enable_seqscan TO 'off'
 AS $function$
   SELECT count(*)::integer FROM (
-    SELECT FROM :SLUICE_SCHEMA.jobs a
-    WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_token IS NOT NULL AND a.run_at > now()
-    ORDER BY a.policy, a.partition_key, a.run_at
+    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+    WHERE a.policy = p_policy AND a.partition_key = p_partition AND a.lease_until > now()
+    ORDER BY a.policy, a.partition_key, a.lease_until
   ) running
 $function$;
 

@@ -53,23 +53,14 @@ BEGIN
       FROM :SLUICE_SCHEMA.partitions p
       -- The due job is looked up per partition, the first in the admit index's order (a lateral
       -- subquery with a limit): as an EXISTS the planner may turn it into a join that reads every
-      -- job of the table, out-of-token partitions' backlogs included, on every claim. A waiting
-      -- one on the admit index; else one whose lease ran out, on jobs_admitted's range of ended
-      -- leases (the admit index holds no leased job).
+      -- job of the table, out-of-token partitions' backlogs included, on every claim. The admit
+      -- index holds leased jobs too (migration 0027): a job counts if no lease holds it.
       CROSS JOIN LATERAL (
-        SELECT 1 FROM (
-          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
-             AND j.run_at <= now() AND j.attempts < j.max_attempts
-           ORDER BY j.priority, j.run_at, j.id
-           LIMIT 1)
-          UNION ALL
-          (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-           WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-             AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
-           ORDER BY j.policy, j.partition_key, j.run_at
-           LIMIT 1)
-        ) d
+        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+        WHERE j.policy = p.policy AND j.partition_key = p.partition_key
+          AND (j.lease_token IS NULL OR j.lease_until <= now())
+          AND j.run_at <= now() AND j.attempts < j.max_attempts
+        ORDER BY j.priority, j.run_at, j.id
         LIMIT 1
       ) due
       WHERE p.queue = q.name
@@ -83,10 +74,9 @@ BEGIN
         AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
              OR :SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) > (
                   SELECT count(*) FROM (
-                    SELECT FROM :SLUICE_SCHEMA.jobs a
-                    WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_token IS NOT NULL
-                      AND a.run_at > now()
-                    ORDER BY a.policy, a.partition_key, a.run_at) running))
+                    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+                    WHERE a.policy = p.policy AND a.partition_key = p.partition_key AND a.lease_until > now()
+                    ORDER BY a.policy, a.partition_key, a.lease_until) running))
       ORDER BY p.ring, p.policy, p.partition_key
       LIMIT p_limit
       FOR UPDATE OF p SKIP LOCKED
@@ -109,16 +99,15 @@ BEGIN
            CASE WHEN l.cap IS NULL THEN p_limit
                 ELSE greatest(0, l.cap - (
                   SELECT count(*)::integer FROM (
-                    SELECT FROM :SLUICE_SCHEMA.jobs a
-                    WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_token IS NOT NULL
-                      AND a.run_at > now()
-                    ORDER BY a.policy, a.partition_key, a.run_at) running)) END AS by_cap,
+                    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+                    WHERE a.policy = l.policy AND a.partition_key = l.partition_key AND a.lease_until > now()
+                    ORDER BY a.policy, a.partition_key, a.lease_until) running)) END AS by_cap,
            CASE WHEN g.global_max IS NULL THEN NULL
                 ELSE greatest(0, g.global_max - (
                   SELECT count(*)::integer FROM (
-                    SELECT FROM :SLUICE_SCHEMA.jobs a
-                    WHERE a.policy = l.policy AND a.lease_token IS NOT NULL AND a.run_at > now()
-                    ORDER BY a.policy, a.partition_key, a.run_at) running)) END AS by_global
+                    SELECT FROM :SLUICE_SCHEMA.leased_jobs a
+                    WHERE a.policy = l.policy AND a.lease_until > now()
+                    ORDER BY a.policy, a.partition_key, a.lease_until) running)) END AS by_global
     FROM unnest(v_policies, v_parts, v_queues, v_quanta, v_by_tokens, v_caps)
            AS l(policy, partition_key, queue, quantum, by_tokens, cap)
     LEFT JOIN :SLUICE_SCHEMA.policies g ON g.name = l.policy
@@ -153,37 +142,17 @@ BEGIN
          a.capped OR (a.take < a.room AND count(*) OVER (PARTITION BY a.policy, a.partition_key) >= a.take)
   -- Stage 4b with stage 3 in it (migrations/fragments/admit_walk.sql), up to the partition's take.
   FROM admitting a
-  CROSS JOIN LATERAL (SELECT w.id, w.priority, w.run_at, w.exclusive_key, w.name
-FROM (
-  SELECT * FROM (
-    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-    FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.lease_token IS NULL
-      AND (j.run_at <= now() AND j.attempts < j.max_attempts
+  CROSS JOIN LATERAL (SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
+FROM :SLUICE_SCHEMA.jobs j
+WHERE j.policy = a.policy AND j.partition_key = a.partition_key
+  AND (j.lease_token IS NULL OR j.lease_until <= now())
+  AND (j.run_at <= now() AND j.attempts < j.max_attempts
 AND (j.exclusive_key IS NULL OR NOT EXISTS (
       SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
       WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
-    ORDER BY j.priority, j.run_at, j.id
-    LIMIT a.take
-    FOR UPDATE SKIP LOCKED) waiting
-  UNION ALL
-  SELECT * FROM (
-    SELECT j.id, j.priority, j.run_at, j.exclusive_key, j.name
-    FROM :SLUICE_SCHEMA.jobs j
-    WHERE j.policy = a.policy AND j.partition_key = a.partition_key AND j.lease_token IS NOT NULL
-      -- The queue too: either index this arm may be read on (jobs_admitted, jobs_leased) then
-      -- bounds it to the ended leases, never every leased job.
-      AND j.queue = a.queue
-      AND (j.run_at <= now() AND j.attempts < j.max_attempts
-AND (j.exclusive_key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM :SLUICE_SCHEMA.unique_locks u
-      WHERE u.key = j.exclusive_key AND u.job_id <> j.id AND u.expires_at >= now())))
-    ORDER BY j.priority, j.run_at, j.id
-    LIMIT a.take
-    FOR UPDATE SKIP LOCKED) lapsed
-) w
-ORDER BY w.priority, w.run_at, w.id
-LIMIT a.take) x
+ORDER BY j.priority, j.run_at, j.id
+LIMIT a.take
+FOR UPDATE SKIP LOCKED) x
   WHERE a.take > 0;
 END
 $function$;

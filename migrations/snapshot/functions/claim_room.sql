@@ -19,8 +19,8 @@ BEGIN
          coalesce(c.single_consumer, false),
          CASE WHEN c.global_cap IS NULL THEN p_limit
               ELSE least(p_limit, greatest(0, c.global_cap - (
-                SELECT count(*)::integer FROM :SLUICE_SCHEMA.jobs f
-                WHERE f.queue = q.name AND f.lease_token IS NOT NULL AND f.run_at > now())))
+                SELECT count(*)::integer FROM :SLUICE_SCHEMA.leased_jobs f
+                WHERE f.queue = q.name AND f.lease_until > now())))
          END
   FROM unnest(p_open) AS q(name)
   LEFT JOIN :SLUICE_SCHEMA.queues c ON c.name = q.name;

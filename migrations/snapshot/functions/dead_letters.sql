@@ -14,9 +14,11 @@ BEGIN
   WITH dead AS (
     DELETE FROM :SLUICE_SCHEMA.jobs j
     WHERE j.id IN (
-      SELECT id FROM :SLUICE_SCHEMA.jobs
-      WHERE lease_token IS NOT NULL AND run_at <= now() AND attempts >= max_attempts
-      ORDER BY run_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+      SELECT x.id FROM :SLUICE_SCHEMA.claim_leases l
+      CROSS JOIN LATERAL unnest(l.ids) AS x(id)
+      JOIN :SLUICE_SCHEMA.jobs f ON f.id = x.id AND f.lease_token = l.token
+      WHERE l.lease_until <= now() AND f.attempts >= f.max_attempts
+      ORDER BY l.lease_until LIMIT p_limit FOR UPDATE OF f SKIP LOCKED
     )
     RETURNING j.*, jsonb_build_object('name', 'LeaseExpired', 'code', 'LEASE_EXPIRED', 'attempt', j.attempts,
       'at', now(),
@@ -46,6 +48,7 @@ BEGIN
   IF jsonb_array_length(v_children) > 0 THEN
     PERFORM :SLUICE_SCHEMA.steps_children_ended(v_children);
   END IF;
+  PERFORM :SLUICE_SCHEMA.claim_leases_ended(NULL, NULL);
   RETURN v_n;
 END
 $function$;

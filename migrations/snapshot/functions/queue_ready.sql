@@ -10,37 +10,20 @@ AS $function$
     (SELECT 1 FROM unnest(p_queues) AS q(name)
      CROSS JOIN LATERAL (
        SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.queue = q.name AND j.policy IS NULL AND j.lease_token IS NULL AND j.run_at <= now()
-         AND j.attempts < j.max_attempts
+       WHERE j.queue = q.name AND j.policy IS NULL AND (j.lease_token IS NULL OR j.lease_until <= now())
+         AND j.run_at <= now() AND j.attempts < j.max_attempts
        ORDER BY j.priority, j.run_at, j.id
-       LIMIT p_cap) x
-     LIMIT p_cap)
-    UNION ALL
-    -- Plain jobs whose lease ran out (the ready index holds no leased job): on jobs_leased's
-    -- range of ended leases.
-    (SELECT 1 FROM unnest(p_queues) AS q(name)
-     CROSS JOIN LATERAL (
-       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-       WHERE j.queue = q.name AND j.lease_token IS NOT NULL AND j.run_at <= now() AND j.policy IS NULL
-         AND j.attempts < j.max_attempts
        LIMIT p_cap) x
      LIMIT p_cap)
     UNION ALL
     (SELECT 1 FROM :SLUICE_SCHEMA.partitions p
      CROSS JOIN LATERAL (
-       (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NULL
-          AND j.run_at <= now() AND j.attempts < j.max_attempts
-        ORDER BY j.priority, j.run_at, j.id
-        LIMIT p_cap)
-       UNION ALL
-       -- Whose lease ran out (the admit index holds no leased job): on jobs_admitted's range of
-       -- ended leases.
-       (SELECT 1 FROM :SLUICE_SCHEMA.jobs j
-        WHERE j.policy = p.policy AND j.partition_key = p.partition_key AND j.lease_token IS NOT NULL
-          AND j.queue = p.queue AND j.run_at <= now() AND j.attempts < j.max_attempts
-        ORDER BY j.policy, j.partition_key, j.run_at
-        LIMIT p_cap)) x
+       SELECT 1 FROM :SLUICE_SCHEMA.jobs j
+       WHERE j.policy = p.policy AND j.partition_key = p.partition_key
+         AND (j.lease_token IS NULL OR j.lease_until <= now())
+         AND j.run_at <= now() AND j.attempts < j.max_attempts
+       ORDER BY j.priority, j.run_at, j.id
+       LIMIT p_cap) x
      WHERE p.queue = ANY (p_queues) AND NOT p.paused AND coalesce(p.slow_until, '-infinity') <= now()
        AND (p.rate IS NULL OR :SLUICE_SCHEMA.admission_tokens(p.tokens, p.refilled_at, p.rate, p.per_ms, p.burst) >= 1)
        AND (:SLUICE_SCHEMA.admission_cap(p.cap_override, p.max_in_flight, p.adaptive_cap) IS NULL
@@ -50,8 +33,8 @@ AS $function$
        AND NOT EXISTS (
          SELECT 1 FROM :SLUICE_SCHEMA.policies g
          WHERE g.name = p.policy AND g.global_max IS NOT NULL AND g.global_max <= (
-           SELECT count(*) FROM :SLUICE_SCHEMA.jobs a
-           WHERE a.policy = g.name AND a.lease_token IS NOT NULL AND a.run_at > now()))
+           SELECT count(*) FROM :SLUICE_SCHEMA.leased_jobs a
+           WHERE a.policy = g.name AND a.lease_until > now()))
      LIMIT p_cap)
   ) r
 $function$;

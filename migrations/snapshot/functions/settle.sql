@@ -69,6 +69,10 @@ BEGIN
     PERFORM :SLUICE_SCHEMA.settle_breakers(v_outcomes);
   END IF;
 
+  -- The lease rows of the jobs whose leases ended here (claim_leases.sql).
+  PERFORM :SLUICE_SCHEMA.claim_leases_ended(p_ok_token || p_ko_token || p_back_token,
+                                            v_completed + v_dead + v_retried + v_back);
+
   IF p_finish THEN
     v_ready := :SLUICE_SCHEMA.settle_finish(p_invocation, p_queues);
   END IF;

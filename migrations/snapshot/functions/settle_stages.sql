@@ -111,7 +111,7 @@ BEGIN
     UPDATE :SLUICE_SCHEMA.jobs j
     SET run_at = CASE WHEN ko.keep_place IS NOT NULL THEN least(ko.keep_place, now())
                       ELSE now() + ko.delay_ms * interval '1 millisecond' END,
-        lease_token = NULL, leased_by = NULL,
+        lease_token = NULL, leased_by = NULL, lease_until = NULL,
         last_error = ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by),
         errors = :SLUICE_SCHEMA.error_history(j.errors, ko.error || :SLUICE_SCHEMA.attempt_facts(j.attempts, ko.duration_ms, j.leased_by))
     FROM :SLUICE_SCHEMA.settle_failures(
@@ -172,7 +172,8 @@ DECLARE
 BEGIN
   WITH returned AS (
     UPDATE :SLUICE_SCHEMA.jobs j
-    SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL
+    SET run_at = least(back.due_at, now()), attempts = greatest(j.attempts - 1, 0), lease_token = NULL, leased_by = NULL,
+        lease_until = NULL
     FROM :SLUICE_SCHEMA.settle_hand_backs(p_id, p_token, p_due_at) back
     WHERE j.id = back.id AND j.lease_token = back.token
     RETURNING j.id, j.unique_key, j.exclusive_key

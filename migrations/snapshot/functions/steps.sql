@@ -44,7 +44,7 @@ BEGIN
   RETURN QUERY
   WITH back AS (
     UPDATE :SLUICE_SCHEMA.jobs j
-    SET lease_token = NULL, leased_by = NULL, attempts = greatest(j.attempts - 1, 0),
+    SET lease_token = NULL, leased_by = NULL, lease_until = NULL, attempts = greatest(j.attempts - 1, 0),
         -- Its open waits are counted in jobs.waiting, and read from its steps too: a dead letter
         -- retried while a wait of its was open comes back with no count.
         run_at = CASE WHEN coalesce(j.waiting, 0) > 0 OR EXISTS (

@@ -26,16 +26,14 @@ CREATE TABLE jobs (
   waiting integer,
   parent_id bigint,
   place_at timestamp with time zone,
+  lease_until timestamp with time zone,
   CONSTRAINT jobs_max_attempts_check CHECK ((max_attempts >= 1)),
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_check CHECK ((priority >= 0))
 ) WITH (autovacuum_vacuum_scale_factor=0.02, autovacuum_analyze_scale_factor=0.02, fillfactor=35);
-CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, priority, run_at, id) WHERE ((policy IS NOT NULL) AND (lease_token IS NULL));
-CREATE INDEX jobs_admitted ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, run_at) WHERE ((policy IS NOT NULL) AND (lease_token IS NOT NULL));
+CREATE INDEX jobs_admit ON :SLUICE_SCHEMA.jobs USING btree (policy, partition_key, priority, run_at, id) WHERE (policy IS NOT NULL);
 CREATE INDEX jobs_concurrency_key ON :SLUICE_SCHEMA.jobs USING btree (concurrency_key) WHERE (concurrency_key IS NOT NULL);
-CREATE INDEX jobs_last_attempt ON :SLUICE_SCHEMA.jobs USING btree (run_at) WHERE ((lease_token IS NOT NULL) AND (attempts >= max_attempts));
-CREATE INDEX jobs_leased ON :SLUICE_SCHEMA.jobs USING btree (queue, run_at) WHERE (lease_token IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON :SLUICE_SCHEMA.jobs USING btree (id);
-CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id) WHERE ((policy IS NULL) AND (lease_token IS NULL));
-CREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs USING btree (queue, run_at) WHERE ((attempts > 0) AND (lease_token IS NULL));
+CREATE INDEX jobs_ready ON :SLUICE_SCHEMA.jobs USING btree (queue, priority, run_at, id) WHERE (policy IS NULL);
+CREATE INDEX jobs_retrying ON :SLUICE_SCHEMA.jobs USING btree (queue, run_at) WHERE (last_error IS NOT NULL);
 CREATE INDEX jobs_unique_key ON :SLUICE_SCHEMA.jobs USING btree (unique_key) WHERE (unique_key IS NOT NULL);
