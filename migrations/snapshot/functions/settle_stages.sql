@@ -42,7 +42,9 @@ BEGIN
   )
   SELECT count(*)::integer,
          coalesce(jsonb_agg(e) FILTER (WHERE e IS NOT NULL), '[]'),
-         coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(queue, true)), '[]'),
+         -- One success per queue: the breakers read, per queue, whether any attempt succeeded.
+         (SELECT coalesce(jsonb_agg(:SLUICE_SCHEMA.settle_outcome(q.queue, true)), '[]')
+          FROM (SELECT DISTINCT d.queue FROM done d) q),
          -- Only an adaptive policy's jobs carry their lag, and only such a partition has anything
          -- to update (admission_settled).
          coalesce(jsonb_agg(:SLUICE_SCHEMA.admission_outcome(policy, partition_key, true, lag, NULL))
