@@ -22,7 +22,8 @@
 --
 -- The upgrade moves each leased job's lease end out of `run_at` (its place comes back from
 -- `place_at`, which single-consumer claims kept, else it is its enqueue time, no later than its
--- place was, as the single-consumer restore did), and gives it a lease row of its own. The indexes are rebuilt under the migration's lock (about 4 s per million jobs on 2 cores).
+-- place was, as the single-consumer restore did), and gives it a lease row of its own. The
+-- indexes are rebuilt under the migration's lock (about 4 s per million jobs on 2 cores).
 ALTER TABLE :SLUICE_SCHEMA.jobs ADD COLUMN lease_until timestamptz;
 
 CREATE TABLE :SLUICE_SCHEMA.claim_leases (
