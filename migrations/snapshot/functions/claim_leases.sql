@@ -11,15 +11,11 @@ DECLARE
   v_tokens uuid[];
 BEGIN
   IF p_tokens IS NULL THEN
-    DELETE FROM :SLUICE_SCHEMA.claim_leases l
-    WHERE l.lease_until <= now() AND NOT EXISTS (
-      SELECT 1 FROM unnest(l.ids) AS x(id)
-      JOIN :SLUICE_SCHEMA.jobs j ON j.id = x.id AND j.lease_token = l.token);
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
+    SELECT array_agg(DISTINCT l.token) INTO v_tokens
+    FROM :SLUICE_SCHEMA.claim_leases l WHERE l.lease_until <= now();
+  ELSE
+    SELECT array_agg(DISTINCT t) INTO v_tokens FROM unnest(p_tokens) AS t WHERE t IS NOT NULL;
   END IF;
-
-  SELECT array_agg(DISTINCT t) INTO v_tokens FROM unnest(p_tokens) AS t WHERE t IS NOT NULL;
   IF v_tokens IS NULL THEN
     RETURN 0;
   END IF;
