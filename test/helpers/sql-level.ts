@@ -7,8 +7,20 @@ import { expect, onTestFailed } from 'vitest'
 import { fromPg, type Statement } from '../../src/index.js'
 import { migrate } from '../../src/migrate/run.js'
 import { quoteSchema } from '../../src/names.js'
+import { type ClaimedRow, type ClaimParams, type ClaimRow, claim } from '../../src/sql/index.js'
 import { pgPool, uniqueSchema } from './db.js'
 import { type RowFactory, rowFactory } from './rows.js'
+
+/** A claim's parameters: the defaults SQL-level tests claim with (queue `default`, 10 jobs, inv-a), then `p`. */
+export const claimParams = (p: Partial<ClaimParams> = {}): ClaimParams => ({
+  queues: ['default'],
+  limit: 10,
+  leaseMs: 30_000,
+  invocationId: 'inv-a',
+  invocationPriority: 0,
+  jobsDone: 0,
+  ...p,
+})
 
 export interface SqlSchema {
   schema: string
@@ -18,6 +30,10 @@ export interface SqlSchema {
   rows: RowFactory
   /** Sends a builder's statement; returns its rows. */
   run<R>(statement: Statement, on?: pg.Pool | pg.PoolClient | pg.Client): Promise<R[]>
+  /** A claim with claimParams(p): every row it returns. */
+  claimRows(p?: Partial<ClaimParams>): Promise<ClaimRow[]>
+  /** The jobs a claim with claimParams(p) took (rows with an id), in the order it returned them. */
+  claimed(p?: Partial<ClaimParams>): Promise<ClaimedRow[]>
   /** Runs `text` with `$t` replaced by the quoted schema. */
   sql<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>
   /** The backend of a connection the test holds, for `waitsOnLock`. */
@@ -45,6 +61,10 @@ export async function sqlSchema(): Promise<SqlSchema> {
   } catch {
     // Called from a hook: cleanup is told by its caller whether the test failed.
   }
+  const claimRows = async (p?: Partial<ClaimParams>): Promise<ClaimRow[]> => {
+    const statement = claim(t, claimParams(p))
+    return (await pool.query(statement.text, statement.values as unknown[])).rows as ClaimRow[]
+  }
   return {
     schema,
     t,
@@ -53,6 +73,10 @@ export async function sqlSchema(): Promise<SqlSchema> {
     async run<R>(statement: Statement, on: pg.Pool | pg.PoolClient | pg.Client = pool) {
       const result = await on.query(statement.text, statement.values as unknown[])
       return result.rows as R[]
+    },
+    claimRows,
+    async claimed(p) {
+      return (await claimRows(p)).filter((r): r is ClaimedRow => r.id !== null)
     },
     async sql<R>(text: string, values: unknown[] = []) {
       const { rows } = await pool.query(text.replaceAll('$t', t), values)

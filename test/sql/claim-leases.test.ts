@@ -5,14 +5,7 @@
  * gone yet; the settle deletes the rows of the leases it ended, maintenance what is left.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  type ClaimedRow,
-  type ClaimParams,
-  type ClaimRow,
-  claim,
-  type SettleRow,
-  settle,
-} from '../../src/sql/index.js'
+import { type ClaimedRow, type SettleRow, settle } from '../../src/sql/index.js'
 import { endLeasesSql } from '../helpers/db.js'
 import { type SqlSchema, sqlSchema } from '../helpers/sql-level.js'
 
@@ -23,21 +16,6 @@ beforeEach(async () => {
 afterEach(async (context) => {
   await s.cleanup(context)
 })
-
-async function claimed(p: Partial<ClaimParams> = {}): Promise<ClaimedRow[]> {
-  const rows = await s.run<ClaimRow>(
-    claim(s.t, {
-      queues: ['default'],
-      limit: 10,
-      leaseMs: 30_000,
-      invocationId: 'inv-a',
-      invocationPriority: 0,
-      jobsDone: 0,
-      ...p,
-    }),
-  )
-  return rows.filter((r): r is ClaimedRow => r.id !== null)
-}
 
 const complete = (rows: readonly ClaimedRow[]) =>
   settle(s.t, {
@@ -65,7 +43,7 @@ describe('lease rows', () => {
     await s.rows.ready()
     await s.rows.ready({ queue: 'other' })
     await s.rows.ready({ name: 'send', policy: 'send', partitionKey: 'acme' })
-    const rows = await claimed({ queues: ['default', 'other'] })
+    const rows = await s.claimed({ queues: ['default', 'other'] })
     expect(rows).toHaveLength(4)
     expect(
       await s.sql(
@@ -84,7 +62,7 @@ describe('lease rows', () => {
 
   it('a settle of part of a claim keeps its row, which counts only the jobs still leased', async () => {
     for (let i = 0; i < 3; i++) await s.rows.ready()
-    const rows = await claimed()
+    const rows = await s.claimed()
     await s.run<SettleRow>(complete(rows.slice(0, 1)))
     expect(await leaseRows()).toBe(1)
     expect(await inFlight()).toBe(2)
@@ -96,7 +74,7 @@ describe('lease rows', () => {
     await s.rows.queue({ name: 'default', globalCap: 2 })
     await s.rows.ready()
     await s.rows.ready()
-    const rows = await claimed()
+    const rows = await s.claimed()
     expect(rows).toHaveLength(2)
     // Each settle runs while the other's transaction is open: neither sees the other's job end.
     const a = await s.pool.connect()
@@ -118,7 +96,7 @@ describe('lease rows', () => {
     await s.rows.ready()
     await s.rows.ready()
     await s.rows.ready()
-    const next = await claimed({ invocationId: 'inv-b' })
+    const next = await s.claimed({ invocationId: 'inv-b' })
     expect(next).toHaveLength(2)
     // Once its lease's end has passed, maintenance deletes the empty row, not the live one.
     await s.sql(`UPDATE $t.claim_leases SET lease_until = now() - interval '1 ms' WHERE cardinality(ids) = 2
@@ -131,10 +109,10 @@ describe('lease rows', () => {
   it('a job taken again after its lease ran out counts once, under its new lease', async () => {
     await s.rows.queue({ name: 'default', globalCap: 5 })
     await s.rows.ready()
-    const [first] = await claimed()
+    const [first] = await s.claimed()
     await s.sql(endLeasesSql('$t'))
     expect(await inFlight()).toBe(0)
-    const [again] = await claimed({ invocationId: 'inv-b' })
+    const [again] = await s.claimed({ invocationId: 'inv-b' })
     expect(again?.id).toBe(first?.id)
     expect(again?.token).not.toBe(first?.token)
     // The old lease's row (the test moved the job to a row of its own to end its lease) still

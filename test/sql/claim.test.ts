@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type ClaimedRow, type ClaimParams, type ClaimRow, claim } from '../../src/sql/index.js'
 import { endLeasesSql } from '../helpers/db.js'
-import { type SqlSchema, sqlSchema } from '../helpers/sql-level.js'
+import { claimParams, type SqlSchema, sqlSchema } from '../helpers/sql-level.js'
 
 let s: SqlSchema
 beforeEach(async () => {
@@ -15,24 +15,10 @@ afterEach(async (context) => {
   await s.cleanup(context)
 })
 
-const params = (p: Partial<ClaimParams> = {}): ClaimParams => ({
-  queues: ['default'],
-  limit: 10,
-  leaseMs: 30_000,
-  invocationId: 'inv-a',
-  invocationPriority: 0,
-  jobsDone: 0,
-  ...p,
-})
-
-async function claimRows(p: Partial<ClaimParams> = {}): Promise<ClaimRow[]> {
-  return s.run<ClaimRow>(claim(s.t, params(p)))
-}
-
+const params = claimParams
+const claimRows = (p?: Partial<ClaimParams>): Promise<ClaimRow[]> => s.claimRows(p)
 /** The jobs a claim took (rows with an id), in the order it returned them. */
-async function claimed(p: Partial<ClaimParams> = {}): Promise<ClaimedRow[]> {
-  return (await claimRows(p)).filter((r): r is ClaimedRow => r.id !== null)
-}
+const claimed = (p?: Partial<ClaimParams>): Promise<ClaimedRow[]> => s.claimed(p)
 
 const ids = (rows: readonly { id: string | null }[]): (string | null)[] => rows.map((r) => r.id)
 
