@@ -193,25 +193,27 @@ export function rowFactory(db: Queryable, t: string, options: { leaseInRunAt?: b
     // lease's end is lease_until, and the lease has its row in claim_leases, as a claim writes.
     // With `leaseInRunAt`, as a claim wrote before migration 0027: run_at is the lease's end.
     const legacy = options.leaseInRunAt === true
-    const due = p.lease && legacy ? ms(p.lease.expiresInMs ?? 30_000) : ms(p.dueInMs ?? 0)
-    const runAt = `coalesce($15::timestamptz, ${due})`
-    const leaseUntil = p.lease && !legacy ? ms(p.lease.expiresInMs ?? 30_000) : 'NULL'
+    const leaseEnd = ms(p.lease?.expiresInMs ?? 30_000)
+    const runAt = `coalesce($15::timestamptz, ${p.lease && legacy ? leaseEnd : ms(p.dueInMs ?? 0)})`
+    const lease = legacy
+      ? { column: '', value: '', row: '' }
+      : {
+          column: ', lease_until',
+          value: `, ${p.lease ? leaseEnd : 'NULL'}`,
+          row: `, l AS (
+       INSERT INTO ${t}.claim_leases (token, queue, policy, partition_key, lease_until, ids)
+       SELECT lease_token, queue, policy, partition_key, lease_until, ARRAY[id] FROM j WHERE lease_token IS NOT NULL
+     )`,
+        }
     const row = await one(
       `WITH j AS (
        INSERT INTO ${t}.jobs (queue, name, payload, priority, run_at, attempts, max_attempts, lease_token, leased_by,
                             enqueued_at, last_error, errors, concurrency_key, unique_key, exclusive_key, batch_id,
-                            policy, partition_key${legacy ? '' : ', lease_until'})
+                            policy, partition_key${lease.column})
        VALUES ($1, $2, $3::jsonb, $4, ${runAt}, $5, $6, $7::uuid, $8, ${ms(p.enqueuedInMs ?? 0)}, $9::jsonb,
-               $10::jsonb, $11, $12, $13, $14::bigint, $16, $17${legacy ? '' : `, ${leaseUntil}`})
-       RETURNING id${legacy ? '' : ', queue, policy, partition_key, lease_token, lease_until'}
-     )${
-       legacy
-         ? ''
-         : `, l AS (
-       INSERT INTO ${t}.claim_leases (token, queue, policy, partition_key, lease_until, ids)
-       SELECT lease_token, queue, policy, partition_key, lease_until, ARRAY[id] FROM j WHERE lease_token IS NOT NULL
-     )`
-     }
+               $10::jsonb, $11, $12, $13, $14::bigint, $16, $17${lease.value})
+       RETURNING *
+     )${lease.row}
      SELECT id::text AS id FROM j`,
       [
         p.queue ?? 'default',
