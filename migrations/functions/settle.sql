@@ -82,7 +82,10 @@ BEGIN
     v_back := :SLUICE_SCHEMA.settle_hand_back(p_back_id, p_back_token, p_back_due_at);
   END IF;
 
-  PERFORM :SLUICE_SCHEMA.after_end(v_released);
+  -- Only the jobs with a lock, a slot or a batch to release are in v_released.
+  IF jsonb_array_length(v_released) > 0 THEN
+    PERFORM :SLUICE_SCHEMA.after_end(v_released);
+  END IF;
 
   -- Jobs a parent invoked (ctx.invoke): their ends resolve its steps, and the last one wakes it.
   IF jsonb_array_length(v_children) > 0 THEN
@@ -94,7 +97,14 @@ BEGIN
     PERFORM :SLUICE_SCHEMA.admission_settled(v_admission);
   END IF;
 
-  IF jsonb_array_length(v_outcomes) > 0 THEN
+  -- Successes change a breaker only where failures were counted: when every attempt here
+  -- succeeded and no breaker counts any, a fresh backend plans this small check, not the
+  -- breakers' update. (A failure settled at the same time is concurrent with these successes:
+  -- either order is theirs.)
+  IF jsonb_array_length(v_outcomes) > 0
+     AND (v_dead + v_retried > 0 OR EXISTS (
+       SELECT 1 FROM :SLUICE_SCHEMA.queues q
+       WHERE q.breaker_threshold IS NOT NULL AND (q.consecutive_failures > 0 OR q.trips > 0))) THEN
     PERFORM :SLUICE_SCHEMA.settle_breakers(v_outcomes);
   END IF;
 

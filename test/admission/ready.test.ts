@@ -67,3 +67,21 @@ test('a policy at its global cap has nothing ready, in any partition', async () 
   }
   expect(await backlog('g', 'h')).toEqual({ g: 0, h: 2 })
 })
+
+test("a queue's plain and admitted jobs count together, up to the cap", async () => {
+  for (let i = 0; i < 3; i++) await s.rows.job({ queue: 'mixed', name: 'plain' })
+  await s.rows.partition({ policy: 'p', partitionKey: 'k', queue: 'mixed' })
+  for (let i = 0; i < 2; i++) await s.rows.job({ queue: 'mixed', name: 'p', policy: 'p', partitionKey: 'k' })
+  // Another queue's partition adds nothing to a queue of plain jobs.
+  for (let i = 0; i < 2; i++) await s.rows.job({ queue: 'plain-only', name: 'plain' })
+  expect(await backlog('mixed', 'plain-only')).toEqual({ mixed: 5, 'plain-only': 2 })
+  const capped = async (cap: number): Promise<number> => {
+    const [row] = await s.run<{ queue: string; n: number }>(readyBacklog(s.t, ['mixed'], cap))
+    return row?.n ?? 0
+  }
+  expect(await capped(4)).toBe(4)
+  expect(await capped(2)).toBe(2)
+  // The same from a drain's last settle (its `ready`).
+  const [ready] = await s.sql<{ n: number }>(`SELECT $t.queue_ready('{mixed,plain-only}', 1000) AS n`)
+  expect(ready?.n).toBe(7)
+})
