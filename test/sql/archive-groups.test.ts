@@ -112,6 +112,49 @@ describe('settle_complete into the archive', () => {
   })
 })
 
+describe("the arrays' compression (migration 0028)", () => {
+  it('is lz4 where the server has it, and a settle of 300 jobs with large payloads reads back whole', async () => {
+    const [server] = await s.sql<{ lz4: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_settings
+                      WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) AS lz4`,
+    )
+    const columns = await s.sql<{ table: string; column: string; method: string }>(
+      `SELECT c.relname AS table, a.attname AS column, coalesce(nullif(a.attcompression, ''), '-') AS method
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+       WHERE c.relnamespace = '$t'::regnamespace AND c.relname IN ('archive_groups', 'job_stats')
+         AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid IN (SELECT oid FROM pg_type WHERE typcategory = 'A')
+       ORDER BY 1, 2`,
+    )
+    expect(columns.map((c) => `${c.table}.${c.column}`)).toEqual([
+      'archive_groups.attempts',
+      'archive_groups.durations_ms',
+      'archive_groups.enqueued_at',
+      'archive_groups.errors',
+      'archive_groups.ids',
+      'archive_groups.max_attempts',
+      'archive_groups.names',
+      'archive_groups.payloads',
+      'archive_groups.priorities',
+      'archive_groups.results',
+      'archive_groups.waits_ms',
+      'job_stats.durations',
+      'job_stats.waits',
+    ])
+    // 'l' is lz4; '-' the server's default (pglz unless set otherwise).
+    expect(new Set(columns.map((c) => c.method))).toEqual(new Set([server?.lz4 ? 'l' : '-']))
+
+    const text = 'x'.repeat(3_000)
+    const jobs = []
+    for (let i = 0; i < 300; i++) jobs.push(await s.rows.leased(INV, { queue: 'q', payload: { i, text } }))
+    expect(await complete(jobs)).toBe(300)
+    const back = await s.sql<{ n: number; whole: number }>(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE payload->>'text' = $1)::int AS whole FROM $t.archive`,
+      [text],
+    )
+    expect(back).toEqual([{ n: 300, whole: 300 }])
+  })
+})
+
 describe('prune-archive over archive rows', () => {
   it('deletes the rows past the retention with their jobs steps, counting jobs, at most about the limit', async () => {
     const old = []
