@@ -15,13 +15,23 @@ $fn$;
 -- Circuit breakers: a success closes the breaker and resets its trips; failures count up, and
 -- at the threshold the queue pauses for base × 2^trips (capped). Only queues with a breaker and
 -- something to change are touched, so healthy queues take no row lock here. p_outcomes holds
--- settle_outcome's records.
-CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_breakers(p_outcomes jsonb)
-RETURNS void
+-- settle_outcome's records. Returns whether there was anything to change: successes change a
+-- breaker only where failures or trips are counted, and with none (every queue's state after
+-- its last success) the update is not run, nor planned by a fresh backend; this small check is.
+-- A failure settled at the same time is concurrent with these successes: either order is theirs.
+-- It returned nothing before.
+DROP FUNCTION IF EXISTS :SLUICE_SCHEMA.settle_breakers(jsonb);
+CREATE FUNCTION :SLUICE_SCHEMA.settle_breakers(p_outcomes jsonb)
+RETURNS boolean
 LANGUAGE plpgsql
 SET jit = off
 AS $fn$
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.settle_outcomes(p_outcomes) r WHERE NOT r.succeeded)
+     AND NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues q
+                     WHERE q.breaker_threshold IS NOT NULL AND (q.consecutive_failures > 0 OR q.trips > 0)) THEN
+    RETURN false;
+  END IF;
   WITH o AS (
     SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
     FROM :SLUICE_SCHEMA.settle_outcomes(p_outcomes) r
@@ -45,5 +55,6 @@ BEGIN
   FROM o
   WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
     AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
+  RETURN true;
 END
 $fn$;

@@ -267,6 +267,36 @@ describe('settle_breakers', () => {
     await s.sql('SELECT $t.settle_breakers($1::jsonb)', [outcomes('fragile', true)])
     expect((await state())[0]).toMatchObject({ trips: 0, consecutive_failures: 0 })
   })
+
+  it('runs no update for successes while no breaker counts failures or trips, and one as soon as one does', async () => {
+    await s.rows.queue({ name: 'a', breakerThreshold: 3 })
+    await s.rows.queue({ name: 'b', breakerThreshold: 3 })
+    const ran = async (queue: string, succeeded: boolean | null): Promise<boolean> => {
+      const [row] = await s.sql<{ ran: boolean }>('SELECT $t.settle_breakers($1::jsonb) AS ran', [
+        JSON.stringify([{ queue, succeeded }]),
+      ])
+      return row!.ran
+    }
+    expect(await ran('a', true)).toBe(false)
+    // No verdict (the drain's deadline) counts as no failure.
+    expect(await ran('a', null)).toBe(false)
+    expect(await ran('b', false)).toBe(true)
+    // b counts a failure: any success may have something to reset.
+    expect(await ran('a', true)).toBe(true)
+    expect(await ran('b', true)).toBe(true)
+    expect(await ran('a', true)).toBe(false)
+    // Trips left from an earlier opening count too.
+    await s.sql(`UPDATE $t.queues SET trips = 2 WHERE name = 'b'`)
+    expect(await ran('a', true)).toBe(true)
+    expect(
+      await s.sql(
+        `SELECT name, consecutive_failures, trips FROM $t.queues WHERE name IN ('a', 'b') ORDER BY name`,
+      ),
+    ).toEqual([
+      { name: 'a', consecutive_failures: 0, trips: 0 },
+      { name: 'b', consecutive_failures: 0, trips: 2 },
+    ])
+  })
 })
 
 describe('settle_finish', () => {

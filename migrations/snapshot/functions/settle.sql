@@ -68,14 +68,7 @@ BEGIN
     PERFORM :SLUICE_SCHEMA.admission_settled(v_admission);
   END IF;
 
-  -- Successes change a breaker only where failures were counted: when every attempt here
-  -- succeeded and no breaker counts any, a fresh backend plans this small check, not the
-  -- breakers' update. (A failure settled at the same time is concurrent with these successes:
-  -- either order is theirs.)
-  IF jsonb_array_length(v_outcomes) > 0
-     AND (v_dead + v_retried > 0 OR EXISTS (
-       SELECT 1 FROM :SLUICE_SCHEMA.queues q
-       WHERE q.breaker_threshold IS NOT NULL AND (q.consecutive_failures > 0 OR q.trips > 0))) THEN
+  IF jsonb_array_length(v_outcomes) > 0 THEN
     PERFORM :SLUICE_SCHEMA.settle_breakers(v_outcomes);
   END IF;
 

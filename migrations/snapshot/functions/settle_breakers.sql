@@ -10,11 +10,16 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION :SLUICE_SCHEMA.settle_breakers(p_outcomes jsonb)
- RETURNS void
+ RETURNS boolean
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.settle_outcomes(p_outcomes) r WHERE NOT r.succeeded)
+     AND NOT EXISTS (SELECT 1 FROM :SLUICE_SCHEMA.queues q
+                     WHERE q.breaker_threshold IS NOT NULL AND (q.consecutive_failures > 0 OR q.trips > 0)) THEN
+    RETURN false;
+  END IF;
   WITH o AS (
     SELECT r.queue, bool_or(r.succeeded) AS any_ok, count(*) FILTER (WHERE NOT r.succeeded)::integer AS failures
     FROM :SLUICE_SCHEMA.settle_outcomes(p_outcomes) r
@@ -38,5 +43,6 @@ BEGIN
   FROM o
   WHERE c.name = o.queue AND c.breaker_threshold IS NOT NULL
     AND (o.failures > 0 OR c.consecutive_failures > 0 OR c.trips > 0);
+  RETURN true;
 END
 $function$;
