@@ -27,11 +27,8 @@ afterEach(async (context) => {
 
 const INV = 'inv-a'
 
-const settleOf = (p: Partial<SettleParams>) =>
-  settle(s.t, { completions: [], failures: [], handBacks: [], ...p })
-
 async function settled(p: Partial<SettleParams>): Promise<SettleRow> {
-  const [row] = await s.run<SettleRow>(settleOf(p))
+  const [row] = await s.run<SettleRow>(settle(s.t, { completions: [], failures: [], handBacks: [], ...p }))
   if (!row) throw new Error('settle returned no row')
   return row
 }
