@@ -47,8 +47,9 @@ CREATE TYPE :SLUICE_SCHEMA.claim_row AS (
 -- lock or counter taken per picked job into 5 (whose dropped jobs make `more` true).
 
 -- Stage 6: leases the picked jobs (all but p_skip, dropped in stage 5) to the drain until p_until,
--- with one token, records the lease (claim_leases) and counts their attempt; admitted jobs pay their partition's tokens (5b); while-executing
--- locks of the jobs become the invocation's. Returns the claim's rows, each with `p_more`.
+-- with one token, records the lease (claim_leases) and counts their attempt; admitted jobs pay
+-- their partition's tokens (5b); while-executing locks of the jobs become the invocation's.
+-- Returns the claim's rows, each with `p_more`.
 CREATE FUNCTION :SLUICE_SCHEMA.claim_lease(
   p_ids bigint[], p_due timestamptz[], p_single boolean[], p_skip bigint[], p_until timestamptz, p_invocation text,
   p_more boolean
